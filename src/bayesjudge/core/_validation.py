@@ -1,0 +1,90 @@
+"""Argument checks shared by the numpy/scipy core.
+
+Every check raises ``ValueError`` naming the argument, showing (a few of) the offending
+values and saying how to fix them, so that users never meet a silent NaN.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "as_count",
+    "as_probability",
+    "check_alpha",
+    "check_not_greater",
+    "format_values",
+]
+
+_MAX_SHOWN = 5
+
+
+def format_values(values: np.ndarray) -> str:
+    """Return up to five distinct offending values as a short string."""
+    flat = np.unique(np.asarray(values).ravel())
+    shown = ", ".join(repr(v.item()) if hasattr(v, "item") else repr(v) for v in flat[:_MAX_SHOWN])
+    more = f", … ({flat.size - _MAX_SHOWN} more)" if flat.size > _MAX_SHOWN else ""
+    return f"[{shown}{more}]"
+
+
+def as_probability(name: str, value) -> np.ndarray:
+    """Return ``value`` as a float array after checking it lies in [0, 1]."""
+    arr = np.asarray(value, dtype=float)
+    bad = ~((arr >= 0) & (arr <= 1))  # NaN fails both comparisons
+    if bad.any():
+        raise ValueError(
+            f"{name} must be a proportion in [0, 1]; got {format_values(arr[bad])}. "
+            f"Pass the share of items (e.g. k / n), not a count or a percentage."
+        )
+    return arr
+
+
+def as_count(name: str, value, *, positive: bool = False) -> np.ndarray:
+    """Return ``value`` as a float array of non-negative (or positive) whole numbers.
+
+    Counts are returned as float so that they broadcast with proportions without casts;
+    they are checked to be finite, whole and non-negative.
+    """
+    arr = np.asarray(value)
+    if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name} must be a whole-number count; got values of type {arr.dtype}.")
+    arr = arr.astype(float)
+    bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.round(arr))
+    if bad.any():
+        raise ValueError(
+            f"{name} must be a non-negative whole-number count; got {format_values(arr[bad])}."
+        )
+    if positive and (arr <= 0).any():
+        raise ValueError(
+            f"{name} must be at least 1; got {format_values(arr[arr <= 0])}. "
+            f"A group with no items carries no information about this quantity."
+        )
+    return arr
+
+
+def check_not_greater(small_name: str, small, big_name: str, big) -> None:
+    """Raise when a sub-count exceeds its total (e.g. ``k > n`` or ``tn > m0``)."""
+    small_arr, big_arr = np.broadcast_arrays(np.asarray(small), np.asarray(big))
+    bad = small_arr > big_arr
+    if bad.any():
+        pairs = ", ".join(
+            f"{small_name}={s:g} > {big_name}={b:g}"
+            for s, b in list(zip(small_arr[bad].ravel(), big_arr[bad].ravel(), strict=True))[:5]
+        )
+        raise ValueError(
+            f"{small_name} counts items among the {big_name} items, so it cannot exceed "
+            f"{big_name}; got {pairs}."
+        )
+
+
+def check_alpha(alpha) -> float:
+    """Return ``alpha`` as a float after checking ``0 < alpha < 1``."""
+    try:
+        value = float(alpha)
+    except (TypeError, ValueError):
+        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.") from None
+    if not 0 < value < 1:
+        raise ValueError(
+            f"alpha must be in (0, 1) (e.g. 0.05 for a 95% interval); got {alpha!r}."
+        )
+    return value
