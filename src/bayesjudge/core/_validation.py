@@ -84,7 +84,5 @@ def check_alpha(alpha) -> float:
     except (TypeError, ValueError):
         raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.") from None
     if not 0 < value < 1:
-        raise ValueError(
-            f"alpha must be in (0, 1) (e.g. 0.05 for a 95% interval); got {alpha!r}."
-        )
+        raise ValueError(f"alpha must be in (0, 1) (e.g. 0.05 for a 95% interval); got {alpha!r}.")
     return value

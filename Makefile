@@ -1,0 +1,53 @@
+# bayesjudge — developer entry points. `make demo` and `make test` work on a fresh clone.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+# A Python >= 3.12: pyenv's (via .python-version) first, then python3.13 / python3.12 / python3.
+FIND_PYTHON := for c in "$$(pyenv which python 2>/dev/null)" python3.13 python3.12 python3; do \
+	if [ -n "$$c" ] && command -v "$$c" >/dev/null 2>&1 && \
+	   "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+	command -v "$$c"; break; fi; done
+
+.PHONY: help install demo test test-fast test-slow lint format bench clean
+
+help:  ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@py="$$($(FIND_PYTHON))"; \
+	if [ -z "$$py" ]; then echo "error: no Python >= 3.12 found; install one (e.g. 'pyenv install 3.12') and retry." >&2; exit 1; fi; \
+	if [ ! -x $(BIN)/python ] || ! $(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
+		rm -rf $(VENV) && echo "creating $(VENV) with $$py" && "$$py" -m venv $(VENV); fi
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	@touch $(STAMP)
+
+install: $(STAMP)  ## Build .venv and install bayesjudge with its test extras
+
+demo: $(STAMP)  ## Run the main job: a simulated evaluation, naive vs corrected estimates
+	$(BIN)/bayesjudge demo
+
+lint: $(STAMP)  ## ruff lint and format check
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+test: lint  ## ruff, then the whole (fast) test suite with doctests
+	$(BIN)/python -m pytest
+
+test-slow: $(STAMP)  ## Long validation studies (marked slow); run by CI
+	$(BIN)/python -m pytest -m slow
+
+format: $(STAMP)  ## Apply ruff fixes and formatting
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+bench: $(STAMP)  ## Benchmarks (not part of the test suite); results in benchmarks/results/
+	$(BIN)/python benchmarks/bench_lang_reiczigel.py
+	$(BIN)/python benchmarks/bench_bootstrap.py
+
+clean:  ## Remove .venv and caches
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist

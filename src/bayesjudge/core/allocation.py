@@ -1,0 +1,653 @@
+"""Calibration-set allocation and the judge-versus-human-only comparison.
+
+Two design questions that come before any data are corrected:
+
+* how to split a budget of ``m`` human labels between truly-incorrect (``m0``) and
+  truly-correct (``m1``) calibration items (Lee et al., Algorithm 1 and Prop. 5.2), and
+* whether the same ``m`` human labels are better spent calibrating a judge or labelling
+  test items directly (Lee et al., Sec. 6, Prop. 6.1 and Prop. B.2).
+
+Everything here is closed-form numpy; inputs broadcast against each other.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import NamedTuple
+
+import numpy as np
+from scipy import stats
+
+from bayesjudge.core._results import scalar_or_array
+from bayesjudge.core._validation import (
+    as_count,
+    as_probability,
+    check_alpha,
+    format_values,
+)
+from bayesjudge.warnings import LowJudgeQualityWarning
+
+__all__ = [
+    "HUMAN_ONLY_Q_THRESHOLD",
+    "Allocation",
+    "AllocationOption",
+    "AllocationReport",
+    "HumanOnlyComparison",
+    "HumanOnlyRegime",
+    "allocate_calibration",
+    "allocation_report",
+    "human_only_regime",
+    "judge_beats_human_only",
+    "variance_vs_human_only",
+]
+
+#: Smallest common accuracy q = q0 = q1 at which a corrected judge can ever beat human-only
+#: labelling (Lee et al., Prop. 6.1): 1/2 + 1/(2*sqrt(2)) ≈ 0.8536.
+HUMAN_ONLY_Q_THRESHOLD = 0.5 + 1.0 / (2.0 * np.sqrt(2.0))
+
+_METHODS = ("algorithm1", "exact")
+# Pilot proportions are counts / m_pilot; a product within this (relative) distance of a whole
+# number is taken to be that number, so that 0.7 * 10 is exactly 7 and kappa is exact.
+_SNAP_TOL = 1e-9
+
+
+class Allocation(NamedTuple):
+    """A calibration split: ``m0`` truly-incorrect and ``m1`` truly-correct items."""
+
+    m0: int | np.ndarray
+    m1: int | np.ndarray
+
+
+class AllocationOption(NamedTuple):
+    """One allocation and the Lang–Reiczigel interval length it is predicted to give."""
+
+    m0: int | np.ndarray
+    m1: int | np.ndarray
+    length: np.ndarray
+
+
+class AllocationReport(NamedTuple):
+    """Symmetric, Algorithm 1 and exact allocations side by side, with the plug-in values."""
+
+    symmetric: AllocationOption
+    algorithm1: AllocationOption
+    exact: AllocationOption
+    p_tilde: np.ndarray
+    q0_tilde: np.ndarray
+    q1_tilde: np.ndarray
+    theta_tilde: np.ndarray
+
+
+class HumanOnlyComparison(NamedTuple):
+    """Variance of the corrected judge estimate, of the human-only estimate, and their ratio."""
+
+    judge: np.ndarray
+    human: np.ndarray
+    ratio: np.ndarray
+
+
+class HumanOnlyRegime(NamedTuple):
+    """The accuracies θ at which a corrected judge beats human-only labelling (Prop. 6.1).
+
+    ``exists`` is False where the regime is empty; ``lower`` and ``upper`` are then both 0.5
+    (a zero-width placeholder that plots as nothing). Use :meth:`contains` for membership,
+    which respects ``exists``.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    exists: np.ndarray
+
+    def contains(self, theta):
+        """Return True where ``theta`` lies in the (non-empty) regime."""
+        theta = np.asarray(theta, dtype=float)
+        inside = self.exists & (self.lower <= theta) & (theta <= self.upper)
+        return scalar_or_array(inside)
+
+
+# --------------------------------------------------------------------------------------
+# Private formulas. Lang–Reiczigel (eqs. 6-7) and the delta variance (eq. 10) are also
+# implemented in bayesjudge.core.correction; these copies keep this module self-contained.
+# --------------------------------------------------------------------------------------
+
+
+def _z(alpha: float) -> float:
+    return float(stats.norm.isf(alpha / 2))
+
+
+def _as_int(arr: np.ndarray):
+    """Whole-number float array -> Python int (0-d) or int64 array."""
+    out = np.asarray(arr).astype(np.int64)
+    return int(out) if out.ndim == 0 else out
+
+
+def _broadcast(names: tuple[str, ...], *arrays: np.ndarray) -> list[np.ndarray]:
+    try:
+        return np.broadcast_arrays(*arrays)
+    except ValueError:
+        shapes = ", ".join(f"{n}{np.shape(a)}" for n, a in zip(names, arrays, strict=True))
+        raise ValueError(
+            f"Inputs must broadcast to a common shape; got {shapes}. Pass scalars or arrays "
+            f"of matching shape."
+        ) from None
+
+
+def _pilot_count(m_pilot: np.ndarray, q_pilot: np.ndarray) -> np.ndarray:
+    count = m_pilot * q_pilot
+    nearest = np.round(count)
+    return np.where(np.abs(count - nearest) <= _SNAP_TOL * m_pilot, nearest, count)
+
+
+def _prepare(m, p_hat, q0_pilot, q1_pilot, m_pilot):
+    """Validate the allocation inputs and return the broadcast pilot quantities."""
+    m = as_count("m", m, positive=True)
+    p_hat = as_probability("p_hat", p_hat)
+    q0_pilot = as_probability("q0_pilot", q0_pilot)
+    q1_pilot = as_probability("q1_pilot", q1_pilot)
+    m_pilot = as_count("m_pilot", m_pilot, positive=True)
+    if (2 * m_pilot > m).any():
+        mp, mm = np.broadcast_arrays(m_pilot, m)
+        bad = 2 * mp > mm
+        raise ValueError(
+            f"The pilot takes m_pilot items of each label type, so 2 * m_pilot must not exceed "
+            f"the budget m; got m_pilot={format_values(mp[bad])} with m={format_values(mm[bad])}. "
+            f"Lower m_pilot or raise m."
+        )
+    m, p_hat, q0_pilot, q1_pilot, m_pilot = _broadcast(
+        ("m", "p_hat", "q0_pilot", "q1_pilot", "m_pilot"), m, p_hat, q0_pilot, q1_pilot, m_pilot
+    )
+    c0 = _pilot_count(m_pilot, q0_pilot)
+    c1 = _pilot_count(m_pilot, q1_pilot)
+    q0t = (c0 + 1) / (m_pilot + 2)
+    q1t = (c1 + 1) / (m_pilot + 2)
+    # From counts, (1 - q0t)/(1 - q1t) is a ratio of whole numbers, so equal error counts give
+    # exactly 1 (and 4, 9, ... give exact square roots) and exact halves stay halves below.
+    kappa = (m_pilot + 1 - c0) / (m_pilot + 1 - c1)
+    return m, p_hat, m_pilot, q0t, q1t, kappa
+
+
+def _algorithm1_m1(m, p_hat, m_pilot, kappa):
+    # m / (1 + (1/p - 1) sqrt(kappa)) rewritten as m p / (p + (1 - p) sqrt(kappa)): no division
+    # by p (p = 0 gives 0, the paper's limit) and no inexact 1/p, so halves are computed exactly.
+    raw = m * p_hat / (p_hat + (1 - p_hat) * np.sqrt(kappa))
+    m1 = np.round(raw)  # half-to-even, like Python's round()
+    return np.minimum(np.maximum(m1, m_pilot), m - m_pilot)
+
+
+def _plugin(p_hat, q0t, q1t, n, z):
+    """Plug-in p̃, test-set variance term, J̃ and θ̃ (clipped to [0, 1]) of eqs. (6)-(7)."""
+    if n is None:
+        p_t = p_hat
+        test_var = np.zeros_like(p_hat)
+    else:
+        n_t = n + z**2
+        p_t = (n * p_hat + z**2 / 2) / n_t
+        test_var = p_t * (1 - p_t) / n_t
+    j_t = q0t + q1t - 1
+    ok = j_t > 0
+    theta = np.divide(p_t + q0t - 1, j_t, out=np.zeros_like(j_t), where=ok)
+    return p_t, test_var, j_t, np.clip(theta, 0.0, 1.0)
+
+
+def _calib_weights(theta, q0t, q1t):
+    """Return A, B of the calibration variance A/(m0+2) + B/(m1+2) in eq. (6)."""
+    return (1 - theta) ** 2 * q0t * (1 - q0t), theta**2 * q1t * (1 - q1t)
+
+
+def _exact_m1(m, lo, hi, a, b):
+    # A/(m0+2) + B/(m1+2) is convex in m1, so the integer minimiser is a neighbour of the
+    # clipped continuous minimiser (m1+2)/(m0+2) = sqrt(B)/sqrt(A).
+    sa, sb = np.sqrt(a), np.sqrt(b)
+    cont = np.clip((m + 4) * sb / (sa + sb) - 2, lo, hi)
+    down, up = np.floor(cont), np.ceil(cont)
+
+    def objective(m1):
+        return a / (m - m1 + 2) + b / (m1 + 2)
+
+    return np.where(objective(up) < objective(down), up, down)
+
+
+def _predicted_length(z, test_var, j_t, a, b, m0, m1):
+    var = test_var + a / (m0 + 2) + b / (m1 + 2)
+    ok = j_t > 0
+    half = np.sqrt(np.divide(var, j_t**2, out=np.zeros_like(var), where=ok))
+    return np.where(ok, 2 * z * half, np.inf)
+
+
+def _warn_low_j(j_t, q0_pilot, q1_pilot, fallback: bool) -> None:
+    bad = j_t <= 0
+    if not bad.any():
+        return
+    q0b, q1b = np.broadcast_arrays(np.asarray(q0_pilot), np.asarray(q1_pilot))
+    extra = (
+        " method='exact' returns the Algorithm 1 allocation there, and the predicted interval "
+        "length is infinite."
+        if fallback
+        else ""
+    )
+    warnings.warn(
+        f"The smoothed pilot estimates give J = q0 + q1 - 1 <= 0 for {int(bad.sum())} of "
+        f"{bad.size} inputs (q0_pilot {format_values(q0b[bad])}, q1_pilot "
+        f"{format_values(q1b[bad])}): the judge is no better than chance on the pilot, so the "
+        f"corrected estimate will be unstable whatever the split.{extra} Check the judge and the "
+        f"pilot labels, or collect a larger pilot.",
+        LowJudgeQualityWarning,
+        stacklevel=3,
+    )
+
+
+def _check_method(method: str) -> str:
+    if method not in _METHODS:
+        raise ValueError(f"method must be one of {_METHODS}; got {method!r}.")
+    return method
+
+
+def _check_n(n):
+    return None if n is None else as_count("n", n, positive=True)
+
+
+# --------------------------------------------------------------------------------------
+# Public API
+# --------------------------------------------------------------------------------------
+
+
+def allocate_calibration(
+    m,
+    p_hat,
+    q0_pilot,
+    q1_pilot,
+    m_pilot=10,
+    method: str = "algorithm1",
+    *,
+    n=None,
+    alpha: float = 0.05,
+) -> Allocation:
+    """Split a budget of ``m`` human labels between truly-incorrect and truly-correct items.
+
+    Parameters
+    ----------
+    m : int or array_like
+        Total calibration budget ``m0 + m1`` (including the pilot items).
+    p_hat : float or array_like
+        Share of test items the judge calls correct, ``k / n``.
+    q0_pilot, q1_pilot : float or array_like
+        Raw pilot specificity and sensitivity: the share of the ``m_pilot`` truly-incorrect
+        (truly-correct) pilot items that the judge got right.
+    m_pilot : int or array_like, default 10
+        Pilot items per label type (at least 1); both ``m0`` and ``m1`` are kept at least
+        ``m_pilot``. Requires ``2 * m_pilot <= m``.
+    method : {"algorithm1", "exact"}, default "algorithm1"
+        ``"algorithm1"``: Lee et al.'s Algorithm 1 (the q → 1 approximation of Prop. 5.2).
+        ``"exact"``: the integer ``m1`` that minimises the Lang–Reiczigel interval length (6)
+        at the plug-in values, with no approximation.
+    n : int or array_like, optional
+        Test-set size, used by ``"exact"`` only; None means ``n → ∞`` (p̃ = p̂).
+    alpha : float, default 0.05
+        Interval level ``1 - alpha``, used by ``"exact"`` with finite ``n`` only (through
+        p̃ = (n p̂ + z²/2)/(n + z²)).
+
+    Returns
+    -------
+    Allocation
+        NamedTuple ``(m0, m1)`` of Python ints for scalar input, int64 arrays otherwise.
+
+    Raises
+    ------
+    ValueError
+        For proportions outside [0, 1], non-whole or negative counts, ``2 * m_pilot > m`` or
+        an unknown ``method``.
+
+    Warns
+    -----
+    LowJudgeQualityWarning
+        Where the smoothed pilot gives ``q̃0 + q̃1 - 1 <= 0``.
+
+    Notes
+    -----
+    Both methods first smooth the pilot, q̃ = (m_pilot·q_pilot + 1)/(m_pilot + 2), and clamp
+    the result to ``m_pilot <= m1 <= m - m_pilot`` (the pilot items are part of the budget).
+
+    *Algorithm 1* sets κ̂ = (1 − q̃0)/(1 − q̃1) and m1* = round(m / (1 + (1/p̂ − 1)·√κ̂)) with
+    round-half-to-even (as Python's ``round``). It is computed as m p̂/(p̂ + (1 − p̂)√κ̂) with κ̂
+    a ratio of pilot counts, so that exact halves are exact (``q0_pilot == q1_pilot`` and
+    ``p_hat = 0.5`` give m1* = m/2, which rounds to even for odd ``m``). At p̂ = 0 the formula
+    gives m1* = 0, hence ``m1 = m_pilot``; at p̂ = 1 it gives ``m1 = m - m_pilot``. This follows
+    the paper; the authors' reference code instead sets ``m1 = m - m_pilot`` when p̂ < 1e-6,
+    which contradicts the formula's limit.
+
+    *Exact* minimises the length of interval (6), 2 z √{[p̃(1−p̃)/ñ + A/(m0+2) + B/(m1+2)]/J̃²}
+    with A = (1−θ̃)² q̃0(1−q̃0), B = θ̃² q̃1(1−q̃1), at the plug-in values: q̃ from the pilot,
+    p̃ from the test set and θ̃ = (p̃ + q̃0 − 1)/J̃. The objective is convex in ``m1``; its
+    continuous minimiser is (m0 + 2) : (m1 + 2) = √A : √B, and the better of the two
+    neighbouring integers (after clamping) is returned, ties going to the smaller ``m1``.
+    Only the calibration term depends on the split, so ``n`` and ``alpha`` matter only
+    through p̃ and hence θ̃. Edge cases:
+
+    * θ̃ outside [0, 1] (p̃ below the false-positive rate 1 − q̃0, or above q̃1) is clipped
+      to [0, 1] because the true θ lies there; θ̃ = 0 puts every non-pilot item in ``m0``,
+      θ̃ = 1 in ``m1``, matching Algorithm 1's p̂ = 0 and p̂ = 1 limits.
+    * J̃ <= 0 (judge no better than chance on the pilot): the interval length is unbounded
+      or undefined whatever the split, so ``"exact"`` returns the Algorithm 1 allocation
+      there, and a ``LowJudgeQualityWarning`` is emitted (by both methods).
+
+    As q̃0, q̃1 → 1, √A/√B → (1/p̃ − 1)√κ, which is Prop. 5.2 and Algorithm 1's rule; away
+    from that limit the exact split can differ by many items (see :func:`allocation_report`).
+
+    "Exact" means exact for the plug-in values, which are only as good as the pilot. In
+    simulation on Lee et al.'s Fig. 5 setting (q0 = 0.7, q1 = 0.9, n = 1000, m = 200) with a
+    10-item pilot, the exact split gave longer realised intervals than Algorithm 1 for θ in
+    0.1–0.9 (the 10-item pilot makes A and B noisy, and Algorithm 1's √κ̂ is more robust);
+    with a 50-item pilot (m = 400) it gave shorter intervals than both. Prefer Algorithm 1
+    for small pilots and ``"exact"`` when q0 and q1 are known well (large pilot or earlier
+    calibration data).
+
+    References
+    ----------
+    Lee et al., "How to Correctly Report LLM-as-a-Judge Evaluations", Algorithm 1
+    (Appendix A), Prop. 5.2, eqs. (6)-(7).
+
+    Examples
+    --------
+    The published example (Lee et al.'s README): κ̂ = (4/12)/(2/12) = 2 and
+    m1* = round(200 / (1 + 1.5·√2)) = round(64.07) = 64.
+
+    >>> allocate_calibration(200, 0.4, q0_pilot=0.7, q1_pilot=0.9, m_pilot=10)
+    Allocation(m0=136, m1=64)
+
+    The exact split differs because q̃0 = 8/12 and q̃1 = 10/12 are far from 1, where the
+    approximation behind Algorithm 1 is crude (θ̃ = 0.133 while p̂ = 0.4):
+
+    >>> allocate_calibration(200, 0.4, 0.7, 0.9, method="exact")
+    Allocation(m0=180, m1=20)
+
+    Arrays broadcast:
+
+    >>> allocate_calibration(200, [0.0, 0.5, 1.0], 0.8, 0.8).m1
+    array([ 10, 100, 190])
+    """
+    method = _check_method(method)
+    n = _check_n(n)
+    alpha = check_alpha(alpha)
+    m, p_hat, m_pilot, q0t, q1t, kappa = _prepare(m, p_hat, q0_pilot, q1_pilot, m_pilot)
+    j_t = q0t + q1t - 1
+    _warn_low_j(j_t, q0_pilot, q1_pilot, fallback=method == "exact")
+    m1 = _algorithm1_m1(m, p_hat, m_pilot, kappa)
+    if method == "exact":
+        _, _, _, theta = _plugin(p_hat, q0t, q1t, n, _z(alpha))
+        a, b = _calib_weights(theta, q0t, q1t)
+        m1 = np.where(j_t > 0, _exact_m1(m, m_pilot, m - m_pilot, a, b), m1)
+    return Allocation(_as_int(m - m1), _as_int(m1))
+
+
+def allocation_report(
+    m, p_hat, q0_pilot, q1_pilot, m_pilot=10, n=None, alpha: float = 0.05
+) -> AllocationReport:
+    """Compare the symmetric, Algorithm 1 and exact calibration splits.
+
+    Parameters
+    ----------
+    m, p_hat, q0_pilot, q1_pilot, m_pilot
+        As in :func:`allocate_calibration`.
+    n : int or array_like, optional
+        Test-set size; None means ``n → ∞`` (no test-set term in the predicted length).
+    alpha : float, default 0.05
+        Interval level ``1 - alpha`` of the predicted Lang–Reiczigel interval.
+
+    Returns
+    -------
+    AllocationReport
+        Fields ``symmetric``, ``algorithm1`` and ``exact``, each an ``AllocationOption``
+        ``(m0, m1, length)``, and the plug-in values ``p_tilde``, ``q0_tilde``, ``q1_tilde``,
+        ``theta_tilde`` at which the lengths are predicted.
+
+    Notes
+    -----
+    ``length`` is the full width 2·z·SE of interval (6) before truncation to [0, 1], with
+    m̃0 = m0 + 2 and m̃1 = m1 + 2 and the adjusted proportions fixed at their plug-in
+    values (pilot-smoothed q̃, p̃ from the test set, θ̃ clipped to [0, 1]); it is what the
+    interval would measure if the final calibration estimates equalled the pilot ones. It is
+    infinite where J̃ <= 0. The symmetric split is ``m1 = m // 2``, ``m0 = m - m1``.
+    ``exact`` never predicts a longer interval than the other two (it minimises this
+    length); the gain over Algorithm 1 is largest when q̃0, q̃1 are far from 1.
+
+    References
+    ----------
+    Lee et al., Algorithm 1 (Appendix A), Prop. 5.2, eqs. (6)-(7); Fig. 3.
+
+    Examples
+    --------
+    >>> r = allocation_report(200, 0.4, 0.7, 0.9)
+    >>> for name in ("symmetric", "algorithm1", "exact"):
+    ...     o = getattr(r, name)
+    ...     print(f"{name:<10} m0={o.m0} m1={o.m1} length={o.length:.4f}")
+    symmetric  m0=100 m1=100 length=0.3195
+    algorithm1 m0=136 m1=64 length=0.2768
+    exact      m0=180 m1=20 length=0.2515
+    """
+    n = _check_n(n)
+    alpha = check_alpha(alpha)
+    z = _z(alpha)
+    m, p_hat, m_pilot, q0t, q1t, kappa = _prepare(m, p_hat, q0_pilot, q1_pilot, m_pilot)
+    p_t, test_var, j_t, theta = _plugin(p_hat, q0t, q1t, n, z)
+    _warn_low_j(j_t, q0_pilot, q1_pilot, fallback=True)
+    a, b = _calib_weights(theta, q0t, q1t)
+
+    alg1 = _algorithm1_m1(m, p_hat, m_pilot, kappa)
+    exact = np.where(j_t > 0, _exact_m1(m, m_pilot, m - m_pilot, a, b), alg1)
+    sym = np.floor(m / 2)
+
+    def option(m1):
+        length = _predicted_length(z, test_var, j_t, a, b, m - m1, m1)
+        return AllocationOption(_as_int(m - m1), _as_int(m1), scalar_or_array(length))
+
+    return AllocationReport(
+        symmetric=option(sym),
+        algorithm1=option(alg1),
+        exact=option(exact),
+        p_tilde=scalar_or_array(p_t),
+        q0_tilde=scalar_or_array(q0t),
+        q1_tilde=scalar_or_array(q1t),
+        theta_tilde=scalar_or_array(theta),
+    )
+
+
+def variance_vs_human_only(theta, q0, q1, m, n=None, m1=None) -> HumanOnlyComparison:
+    """Variance of the corrected judge estimate versus spending the labels on test items.
+
+    Parameters
+    ----------
+    theta : float or array_like
+        True accuracy θ in [0, 1].
+    q0, q1 : float or array_like
+        True specificity and sensitivity of the judge; ``q0 + q1`` must exceed 1.
+    m : int or array_like
+        Human-label budget: calibration items for the judge, or test items for the
+        human-only estimate φ̂ = M1/m.
+    n : int or array_like, optional
+        Judge-scored test items; None means ``n → ∞``.
+    m1 : float or array_like, optional
+        Truly-correct calibration items (``m0 = m - m1``), with ``1 <= m1 <= m - 1``. The
+        default ``m1 = θ·m`` is the expected split of a calibration set drawn at random
+        from the test distribution, as in Sec. 6 (M1 ~ Binomial(m, θ), replaced by its mean);
+        pass the output of :func:`allocate_calibration` to assess a designed split.
+
+    Returns
+    -------
+    HumanOnlyComparison
+        ``judge``: eq. (10) at the true parameters, [p(1−p)/n + (1−θ)² q0(1−q0)/m0 +
+        θ² q1(1−q1)/m1] / J² with p = θ q1 + (1−θ)(1−q0); ``human``: θ(1−θ)/m; ``ratio``:
+        judge / human (below 1 means the judge wins).
+
+    Raises
+    ------
+    ValueError
+        For ``q0 + q1 <= 1``, invalid probabilities or counts, or ``m1`` outside [1, m−1].
+
+    Notes
+    -----
+    Both are large-sample (delta-method) variances; the judge's is accurate when ``m0`` and
+    ``m1`` are large enough that q̂0 + q̂1 − 1 stays well away from 0. With the default split
+    the calibration term simplifies to [(1−θ) q0(1−q0) + θ q1(1−q1)]/(m J²), which is
+    finite at θ = 0 or 1. At θ ∈ {0, 1} the human-only variance is 0: ``ratio`` is then
+    ``inf`` where the judge variance is positive and 1 where both are 0 (both exact).
+    With ``q0 = q1 = q`` and ``n → ∞`` the default comparison reduces to Prop. 6.1:
+    ratio <= 1 exactly when θ(1−θ) >= q(1−q)/(2q−1)², see :func:`human_only_regime`.
+    A judge with q0 + q1 <= 1 is rejected: the correction divides by J (if the judge is
+    systematically inverted, flip its verdicts first).
+
+    References
+    ----------
+    Lee et al., eq. (10), Sec. 6, Prop. 6.1 and eq. (14) of Prop. B.2.
+
+    Examples
+    --------
+    >>> c = variance_vs_human_only(0.5, 0.9, 0.9, m=200)
+    >>> print(f"{c.judge:.6f} {c.human:.6f} {c.ratio:.4f}")
+    0.000703 0.001250 0.5625
+    """
+    theta = as_probability("theta", theta)
+    q0 = as_probability("q0", q0)
+    q1 = as_probability("q1", q1)
+    m = as_count("m", m, positive=True)
+    n = _check_n(n)
+    j = q0 + q1 - 1
+    if (j <= 0).any():
+        raise ValueError(
+            f"q0 + q1 must exceed 1 (a judge better than chance); got q0 + q1 - 1 = "
+            f"{format_values(j[j <= 0])}. The corrected estimator divides by q0 + q1 - 1; if "
+            f"the judge is systematically inverted, flip its verdicts first."
+        )
+    p = theta * q1 + (1 - theta) * (1 - q0)
+    test_var = 0.0 if n is None else p * (1 - p) / n
+    v0, v1 = q0 * (1 - q0), q1 * (1 - q1)
+    if m1 is None:
+        calib = ((1 - theta) * v0 + theta * v1) / m
+    else:
+        m1 = as_count("m1", m1)
+        m1, m = np.broadcast_arrays(m1, m)
+        bad = (m1 < 1) | (m1 > m - 1)
+        if bad.any():
+            raise ValueError(
+                f"m1 must be between 1 and m - 1 so that both q0 and q1 are estimated; got "
+                f"m1={format_values(m1[bad])} with m={format_values(m[bad])}."
+            )
+        calib = (1 - theta) ** 2 * v0 / (m - m1) + theta**2 * v1 / m1
+    judge = (test_var + calib) / j**2
+    human = np.broadcast_to(theta * (1 - theta) / m, np.shape(judge))
+    safe = human > 0
+    ratio = np.divide(judge, human, out=np.where(judge > 0, np.inf, 1.0), where=safe)
+    return HumanOnlyComparison(
+        scalar_or_array(judge), scalar_or_array(human), scalar_or_array(ratio)
+    )
+
+
+def human_only_regime(q) -> HumanOnlyRegime:
+    """Accuracies θ at which a corrected judge beats human-only labelling (Prop. 6.1).
+
+    Parameters
+    ----------
+    q : float or array_like
+        Common specificity and sensitivity ``q = q0 = q1`` of the judge.
+
+    Returns
+    -------
+    HumanOnlyRegime
+        ``(lower, upper, exists)``: the closed interval
+        [1/2 − √(1/2 − 1/(4(2q−1)²)), 1/2 + √(1/2 − 1/(4(2q−1)²))] where ``exists``; where
+        the regime is empty, ``exists`` is False and ``lower = upper = 0.5``.
+
+    Notes
+    -----
+    This is the ``n → ∞``, ``m → ∞`` limit with the calibration split ``m1 = θ m`` (random
+    calibration sample): there the corrected estimate has variance q(1−q)/(m(2q−1)²) and
+    the human-only estimate θ(1−θ)/m, so the judge wins (or ties, on the boundary) iff
+    θ(1−θ) >= q(1−q)/(2q−1)². The regime is non-empty iff q >= ``HUMAN_ONLY_Q_THRESHOLD``
+    = 1/2 + 1/(2√2) ≈ 0.8536 (at equality it is the single point θ = 1/2) and is empty for
+    every q below, including q <= 1/2 where the correction is not defined. The empty case
+    is encoded by the ``exists`` flag rather than NaN; ``lower = upper = 0.5`` there is a
+    placeholder, so test membership with ``regime.contains(theta)``. For finite ``m`` see
+    :func:`judge_beats_human_only`.
+
+    References
+    ----------
+    Lee et al., Prop. 6.1 and Prop. B.2 (last display), Fig. 4.
+
+    Examples
+    --------
+    >>> r = human_only_regime(0.9)
+    >>> print(f"[{r.lower:.4f}, {r.upper:.4f}] {bool(r.exists)}")
+    [0.1693, 0.8307] True
+    >>> bool(human_only_regime(0.85).exists)
+    False
+    >>> human_only_regime([0.8, 0.95]).contains(0.5)
+    array([False,  True])
+    """
+    q = as_probability("q", q)
+    u2 = (2 * q - 1) ** 2
+    # q < 1/2: the corrected estimator assumes J = 2q - 1 > 0, so no regime.
+    with np.errstate(divide="ignore"):
+        disc = np.where(q > 0.5, 0.5 - 0.25 / u2, -1.0)
+    exists = disc >= 0
+    half = np.sqrt(np.where(exists, disc, 0.0))
+    return HumanOnlyRegime(
+        scalar_or_array(0.5 - half), scalar_or_array(0.5 + half), scalar_or_array(exists)
+    )
+
+
+def judge_beats_human_only(theta, q, m, delta: float = 0.05):
+    """Finite-``m`` sufficient condition (13) for the judge to have the smaller variance.
+
+    Parameters
+    ----------
+    theta : float or array_like
+        True accuracy θ.
+    q : float or array_like
+        Common specificity and sensitivity ``q = q0 = q1``.
+    m : int or array_like
+        Human-label budget (a random calibration sample of size ``m``).
+    delta : float, default 0.05
+        Failure probability of the Hoeffding bound, in (0, 1).
+
+    Returns
+    -------
+    bool or ndarray of bool
+        True where condition (13) holds: then, with probability at least ``1 - delta`` over
+        the calibration split M1 ~ Binomial(m, θ), the corrected estimate (``n → ∞``) has
+        variance at most that of the human-only estimate M1/m.
+
+    Notes
+    -----
+    With ε = √(log(2/δ)/(2m)), condition (13) is θ(1−θ) >= q(1−q)/(2q−1)² ·
+    (1 + (1−θ)ε/(1−θ−ε) + θε/(θ−ε)), valid when ε < min(θ, 1−θ); where that fails the
+    function returns False (the bound says nothing). It is sufficient, not necessary, and
+    shrinks to :func:`human_only_regime` as ``m → ∞``. It is False for q <= 1/2.
+
+    References
+    ----------
+    Lee et al., Prop. 6.1, eq. (11) = Prop. B.2, eq. (13).
+
+    Examples
+    --------
+    At θ = 0.25 and q = 0.9 (inside the m → ∞ regime [0.169, 0.831]) the bound needs m of a
+    few hundred to certify the judge's advantage:
+
+    >>> judge_beats_human_only(0.25, 0.9, m=[50, 200, 1000])
+    array([False,  True,  True])
+    """
+    theta = as_probability("theta", theta)
+    q = as_probability("q", q)
+    m = as_count("m", m, positive=True)
+    try:
+        delta = float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"delta must be a number in (0, 1); got {delta!r}.") from None
+    if not 0 < delta < 1:
+        raise ValueError(f"delta must be in (0, 1) (e.g. 0.05); got {delta!r}.")
+    theta, q, m = _broadcast(("theta", "q", "m"), theta, q, m)
+    eps = np.sqrt(np.log(2 / delta) / (2 * m))
+    applies = (q > 0.5) & (eps < np.minimum(theta, 1 - theta))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        factor = 1 + (1 - theta) * eps / (1 - theta - eps) + theta * eps / (theta - eps)
+        bound = q * (1 - q) / (2 * q - 1) ** 2 * factor
+        holds = theta * (1 - theta) >= bound
+    return scalar_or_array(applies & holds)

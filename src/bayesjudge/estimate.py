@@ -1,0 +1,302 @@
+"""``estimate``: closed-form estimates of true accuracy per (system, stratum) as xarray.
+
+This layer sits on top of the numpy/scipy core and the data layer: it takes a
+:class:`~bayesjudge.JudgeCounts`, applies one closed-form method to every group at once and
+returns a tidy :class:`xarray.Dataset` in the package's interval vocabulary
+(``ci_bound = ["lower", "upper"]``, attrs ``ci_prob`` and ``ci_kind``). It also owns the
+warnings that need group labels (low judge quality, missing calibration).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import xarray as xr
+
+from bayesjudge._version import __version__
+from bayesjudge.core._validation import check_alpha
+from bayesjudge.core.bootstrap import bootstrap_rogan_gladen
+from bayesjudge.core.correction import lang_reiczigel_interval, rogan_gladen
+from bayesjudge.core.naive import naive
+from bayesjudge.core.ppi import ppi_mean
+from bayesjudge.core.youden import youden
+from bayesjudge.data import JudgeCounts
+from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
+
+__all__ = ["LOW_J_THRESHOLD", "METHODS", "estimate"]
+
+#: Methods understood by :func:`estimate`, with the ``ci_kind`` each one reports.
+METHODS = {
+    "lang-reiczigel": "adjusted Wald (Lang-Reiczigel)",
+    "naive": "Wilson score (for p, not theta)",
+    "bootstrap": "percentile bootstrap",
+    "ppi++": "Wald (PPI++)",
+}
+
+#: Below this Youden index the 1/J amplification is at least 5x and a warning is raised.
+LOW_J_THRESHOLD = 0.2
+
+_CALIBRATION_DESIGNS = ("own", "shared")
+
+
+def estimate(
+    counts: JudgeCounts,
+    method: str = "lang-reiczigel",
+    alpha: float = 0.05,
+    random_seed=None,
+    *,
+    calibration: str = "own",
+    n_resamples: int = 10_000,
+    bootstrap_design: str = "stratified",
+) -> xr.Dataset:
+    """Estimate the true accuracy of every (system, stratum) group with a closed-form method.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Sufficient statistics per group (``n, k, m0, tn, m1, tp``).
+    method : {"lang-reiczigel", "naive", "bootstrap", "ppi++"}, default "lang-reiczigel"
+        ``"lang-reiczigel"``: Rogan-Gladen point estimate with the Lang-Reiczigel adjusted
+        Wald interval (Lee et al. eqs. 5-8). ``"naive"``: the share judged correct, ``k / n``,
+        with a Wilson interval; it estimates p, not theta, and is biased unless the judge is
+        perfect. ``"bootstrap"``: Rogan-Gladen with a percentile bootstrap that resamples the
+        test and calibration sets separately. ``"ppi++"``: prediction-powered inference with
+        power-tuned lambda; needs a calibration set drawn at random from the test distribution.
+    alpha : float, default 0.05
+        One minus the interval's coverage probability (``ci_prob = 1 - alpha``).
+    random_seed : int, numpy.random.Generator or None
+        Seed for ``method="bootstrap"``; ignored otherwise.
+    calibration : {"own", "shared"}, default "own"
+        ``"own"`` corrects each group with its own calibration counts. ``"shared"`` pools the
+        calibration counts over all systems within each stratum (Fiedler's shared calibration):
+        it lets a system without calibration data of its own be corrected, but assumes the
+        judge behaves identically on every system; check that with ``youden_difference``.
+    n_resamples : int, default 10000
+        Number of bootstrap resamples (``method="bootstrap"``).
+    bootstrap_design : {"stratified", "random"}, default "stratified"
+        How the calibration set was collected (``method="bootstrap"``): ``"stratified"`` fixes
+        m0 and m1 by design (as in Lee et al.); ``"random"`` draws calibration items at random.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``(system, stratum, ci_bound)``. Variables ``estimate`` and ``ci`` (with
+        ``ci_bound = ["lower", "upper"]``), and the plug-in diagnostics ``p_hat``, ``q0_hat``,
+        ``q1_hat`` and ``youden`` (NaN where the group has no items to estimate them from).
+        Attrs: ``method``, ``ci_kind``, ``ci_prob``, ``alpha``, ``calibration``,
+        ``random_seed``, ``n_resamples``, ``bootstrap_design``, ``bayesjudge_version``.
+
+    Warns
+    -----
+    LowJudgeQualityWarning
+        Where the judge's Youden index J is below ``LOW_J_THRESHOLD`` (0.2) or its interval
+        contains 0: the correction amplifies every error by about 1/J.
+    SmallSampleWarning
+        Where a group has no test items, or (for corrected methods) no calibration items of
+        one true label; the estimate there is NaN and the message names the groups.
+
+    Notes
+    -----
+    Every group is computed at once by the vectorised core functions
+    (:func:`lang_reiczigel_interval`, :func:`naive`, :func:`bootstrap_rogan_gladen`,
+    :func:`ppi_mean`). The Lang-Reiczigel interval keeps close to nominal coverage for
+    n = 1000 and m0 = m1 = 100 across theta in [0.05, 0.95] (Lee et al. Sec. 7; tested in
+    ``tests/test_correction_coverage.py``). Rogan-Gladen needs only that the judge behaves
+    the same on calibration and test items given the truth, so a calibration set stratified
+    by truth is fine; PPI++ instead needs calibration items drawn from the test distribution
+    (Lee et al. Sec. 8).
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> counts = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
+    >>> result = bj.estimate(counts, method="lang-reiczigel")
+    >>> round(float(result["estimate"].squeeze()), 4)
+    0.1667
+    >>> result["ci"].squeeze().round(4).values.tolist()
+    [0.0139, 0.2898]
+    """
+    if not isinstance(counts, JudgeCounts):
+        raise TypeError(
+            f"counts must be a bayesjudge.JudgeCounts; got {type(counts).__name__}. "
+            "Build one with JudgeCounts.from_counts(...) or JudgeCounts.from_frames(...)."
+        )
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}; got {method!r}.")
+    if calibration not in _CALIBRATION_DESIGNS:
+        raise ValueError(
+            f"calibration must be one of {list(_CALIBRATION_DESIGNS)}; got {calibration!r}."
+        )
+    alpha = check_alpha(alpha)
+    ds = counts.dataset
+    if calibration == "shared":
+        pooled = ds[["m0", "tn", "m1", "tp"]].sum("system")
+        ds = ds.assign({name: pooled[name].broadcast_like(ds["n"]) for name in pooled})
+    ds = ds.transpose("system", "stratum")
+    n, k, m0, tn, m1, tp = (ds[v].values.astype(float) for v in ("n", "k", "m0", "tn", "m1", "tp"))
+
+    has_test = n > 0
+    has_calibration = (m0 > 0) & (m1 > 0)
+    usable = has_test if method == "naive" else has_test & has_calibration
+    _warn_unusable(ds, has_test, has_calibration, method, calibration)
+
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p_hat = np.where(has_test, k / np.where(has_test, n, 1), np.nan)
+        q0_hat = np.where(m0 > 0, tn / np.where(m0 > 0, m0, 1), np.nan)
+        q1_hat = np.where(m1 > 0, tp / np.where(m1 > 0, m1, 1), np.nan)
+    j_hat = q0_hat + q1_hat - 1
+
+    point = np.full(n.shape, np.nan)
+    lower = np.full(n.shape, np.nan)
+    upper = np.full(n.shape, np.nan)
+    idx = np.nonzero(usable)
+    if idx[0].size:
+        sub = {
+            name: arr[idx]
+            for name, arr in zip("n k m0 tn m1 tp".split(), (n, k, m0, tn, m1, tp), strict=True)
+        }
+        point[idx], lower[idx], upper[idx] = _compute(
+            method,
+            sub,
+            p_hat[idx],
+            q0_hat[idx],
+            q1_hat[idx],
+            alpha,
+            random_seed=random_seed,
+            n_resamples=n_resamples,
+            bootstrap_design=bootstrap_design,
+        )
+    if method != "naive":
+        _warn_low_j(ds, has_calibration & has_test, tn, m0, tp, m1, alpha)
+
+    coords = {"system": ds["system"].values, "stratum": ds["stratum"].values}
+    dims = ("system", "stratum")
+    out = xr.Dataset(
+        {
+            "estimate": (dims, point),
+            "ci": ((*dims, "ci_bound"), np.stack([lower, upper], axis=-1)),
+            "p_hat": (dims, p_hat),
+            "q0_hat": (dims, q0_hat),
+            "q1_hat": (dims, q1_hat),
+            "youden": (dims, j_hat),
+        },
+        coords={**coords, "ci_bound": ["lower", "upper"]},
+        attrs={
+            "method": method,
+            "ci_kind": METHODS[method],
+            "ci_prob": 1 - alpha,
+            "alpha": alpha,
+            "calibration": calibration,
+            "random_seed": "None" if random_seed is None else str(random_seed),
+            "n_resamples": n_resamples if method == "bootstrap" else 0,
+            "bootstrap_design": bootstrap_design if method == "bootstrap" else "",
+            "bayesjudge_version": __version__,
+        },
+    )
+    out["estimate"].attrs["long_name"] = (
+        "share judged correct (p_hat)" if method == "naive" else "corrected true accuracy (theta)"
+    )
+    return out
+
+
+def _compute(
+    method, c, p_hat, q0_hat, q1_hat, alpha, *, random_seed, n_resamples, bootstrap_design
+):
+    """Return (estimate, lower, upper) arrays for the usable groups in ``c``."""
+    if method == "naive":
+        return naive(c["k"], c["n"], alpha=alpha, method="wilson")
+    if method == "bootstrap":
+        return bootstrap_rogan_gladen(
+            c["k"],
+            c["n"],
+            c["tn"],
+            c["m0"],
+            c["tp"],
+            c["m1"],
+            alpha=alpha,
+            n_resamples=n_resamples,
+            calibration_design=bootstrap_design,
+            random_seed=random_seed,
+        )
+    if method == "ppi++":
+        res = ppi_mean(c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha=alpha)
+        return res.estimate, res.lower, res.upper
+    lower, upper = lang_reiczigel_interval(
+        p_hat, q0_hat, q1_hat, c["n"], c["m0"], c["m1"], alpha=alpha
+    )
+    point = np.full(p_hat.shape, np.nan)
+    identified = q0_hat + q1_hat != 1  # where J = 0 the point estimate is undefined (warned)
+    point[identified] = rogan_gladen(p_hat[identified], q0_hat[identified], q1_hat[identified])
+    return point, lower, upper
+
+
+def _group_names(ds: xr.Dataset, mask: np.ndarray, limit: int = 6) -> str:
+    """Name the (system, stratum) groups where ``mask`` is true, e.g. ``system=A/stratum=x``."""
+    systems, strata = ds["system"].values, ds["stratum"].values
+    names = [
+        f"system={systems[i]}/stratum={strata[j]}" for i, j in zip(*np.nonzero(mask), strict=True)
+    ]
+    more = f" and {len(names) - limit} more" if len(names) > limit else ""
+    return ", ".join(names[:limit]) + more
+
+
+def _warn_unusable(ds, has_test, has_calibration, method, calibration) -> None:
+    if (~has_test).any():
+        warnings.warn(
+            f"No test items in {_group_names(ds, ~has_test)}: their estimate is NaN. "
+            "These groups hold calibration data only; drop them with counts.sel(...) or add "
+            "their judged test items.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+    missing = has_test & ~has_calibration
+    if method != "naive" and missing.any():
+        hint = (
+            "pass calibration='shared' to borrow the calibration pooled over systems (assumes "
+            "the judge behaves the same on every system), or "
+            if calibration == "own"
+            else ""
+        )
+        warnings.warn(
+            f"No calibration items of one true label (m0 = 0 or m1 = 0) in "
+            f"{_group_names(ds, missing)}: the judge's specificity or sensitivity is unknown "
+            f"there, so the corrected estimate is NaN. To fix it, {hint}label calibration "
+            "items of both kinds for these groups.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+
+
+def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
+    if not mask.any():
+        return
+    low = np.zeros(mask.shape, dtype=bool)
+    j, lo, hi = youden(tn[mask], m0[mask], tp[mask], m1[mask], alpha=alpha, method="agresti-caffo")
+    low[mask] = (j < LOW_J_THRESHOLD) | (lo <= 0)
+    if not low.any():
+        return
+    details = []
+    for (i, s), jj, ll, hh in zip(
+        zip(*np.nonzero(mask), strict=True),
+        np.atleast_1d(j),
+        np.atleast_1d(lo),
+        np.atleast_1d(hi),
+        strict=True,
+    ):
+        if low[i, s]:
+            amp = f"about {1 / jj:.0f}x" if jj > 0.02 else "without bound"
+            details.append(
+                f"system={ds['system'].values[i]}/stratum={ds['stratum'].values[s]}: "
+                f"J = {jj:.2f} (interval {ll:.2f} to {hh:.2f}), errors amplified {amp}"
+            )
+    warnings.warn(
+        "Low judge quality (Youden J = q0 + q1 - 1 near or below 0) in "
+        + "; ".join(details[:6])
+        + (f"; and {len(details) - 6} more" if len(details) > 6 else "")
+        + ". The correction divides by J, so the corrected estimate is unstable and its "
+        "interval wide (up to all of [0, 1]); a J <= 0 judge is no better than chance. "
+        "Use a better judge or prompt, label more calibration items, or weaken the claim.",
+        LowJudgeQualityWarning,
+        stacklevel=3,
+    )

@@ -1,0 +1,179 @@
+"""Tests of the bayesjudge command line."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from bayesjudge.data import JudgeCounts
+
+from bayesjudge.cli import main
+from bayesjudge.estimate import estimate
+
+
+@pytest.fixture
+def tables(tmp_path: Path):
+    """Write item-level test and calibration CSVs for two systems (fixed seed)."""
+    rng = np.random.default_rng(42)
+    rows, cal = [], []
+    for system, theta in (("alpha", 0.35), ("beta", 0.7)):
+        truth = rng.random(600) < theta
+        verdict = np.where(truth, rng.random(600) < 0.9, rng.random(600) > 0.7)
+        rows.append(pd.DataFrame({"model": system, "verdict": np.where(verdict, "yes", "no")}))
+        human = np.repeat([0, 1], 80)
+        judge = np.where(human == 1, rng.random(160) < 0.9, rng.random(160) > 0.7)
+        cal.append(
+            pd.DataFrame({"model": system, "verdict": np.where(judge, "yes", "no"), "gold": human})
+        )
+    test_csv, cal_csv = tmp_path / "test.csv", tmp_path / "cal.csv"
+    pd.concat(rows).to_csv(test_csv, index=False)
+    pd.concat(cal).to_csv(cal_csv, index=False)
+    return test_csv, cal_csv
+
+
+def _run(args, capsys):
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse's own errors exit here
+        code = exc.code
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_demo_prints_truth_naive_and_corrected(capsys):
+    code, out, err = _run(["demo", "--seed", "1"], capsys)
+    assert code == 0, err
+    assert "true θ" in out and "naive p̂" in out and "corrected θ̂" in out
+    assert "model-a" in out and "knowledge" in out
+    assert "random_seed = 1" in out
+
+
+def test_estimate_table_and_json_match_python_api(tables, capsys):
+    test_csv, cal_csv = tables
+    common = [
+        "estimate",
+        "--test",
+        str(test_csv),
+        "--calibration",
+        str(cal_csv),
+        "--judge",
+        "verdict",
+        "--human",
+        "gold",
+        "--system",
+        "model",
+    ]
+    code, out, err = _run(common, capsys)
+    assert code == 0, err
+    assert "alpha" in out and "beta" in out and "95% interval" in out
+
+    code, out, err = _run([*common, "--json"], capsys)
+    assert code == 0, err
+    payload = json.loads(out)
+    counts = JudgeCounts.from_frames(
+        str(test_csv), str(cal_csv), judge="verdict", human="gold", system="model"
+    )
+    expected = estimate(counts)
+    by_system = {r["system"]: r for r in payload["results"]}
+    for system in ("alpha", "beta"):
+        exp = expected.sel(system=system).squeeze()
+        assert by_system[system]["estimate"] == pytest.approx(float(exp["estimate"]), abs=1e-12)
+        assert by_system[system]["lower"] == pytest.approx(float(exp["ci"][0]), abs=1e-12)
+        assert by_system[system]["upper"] == pytest.approx(float(exp["ci"][1]), abs=1e-12)
+        assert by_system[system]["n"] == 600
+    assert payload["settings"]["method"] == "lang-reiczigel"
+
+
+def test_allocate_reports_algorithm1_published_value(capsys):
+    # Lee et al. repository README: allocate_calibration_sample(200, 0.4, q0_pilot=0.7,
+    # q1_pilot=0.9, m_pilot=10) = (136, 64).
+    code, out, err = _run(
+        ["allocate", "--budget", "200", "--p-hat", "0.4", "--q0", "0.7", "--q1", "0.9", "--json"],
+        capsys,
+    )
+    assert code == 0, err
+    rows = {r["method"]: r for r in json.loads(out)["allocations"]}
+    assert (rows["algorithm1"]["m0"], rows["algorithm1"]["m1"]) == (136, 64)
+    assert rows["exact"]["interval_length"] <= rows["symmetric"]["interval_length"]
+    code, out, err = _run(
+        ["allocate", "--budget", "200", "--p-hat", "0.4", "--q0", "0.7", "--q1", "0.9"], capsys
+    )
+    assert code == 0 and "algorithm1" in out and "136" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["estimate", "--test", "nowhere.csv", "--calibration", "nowhere.csv"], "nowhere.csv"),
+        (["allocate", "--budget", "200", "--p-hat", "1.5", "--q0", "0.7", "--q1", "0.9"], "p_hat"),
+        (["allocate", "--budget", "-5", "--p-hat", "0.4", "--q0", "0.7", "--q1", "0.9"], "m"),
+        (["allocate", "--budget", "ten", "--p-hat", "0.4", "--q0", "0.7", "--q1", "0.9"], "budget"),
+        (["demo", "--alpha", "2"], "alpha"),
+        (["estimate", "--test", "x.csv", "--method", "magic"], "method"),
+    ],
+)
+def test_user_mistakes_print_one_line_and_exit_2(args, match, capsys):
+    code, _, err = _run(args, capsys)
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("bayesjudge: error:")
+    assert match in lines[0]
+
+
+def test_data_mistakes_in_files(tables, tmp_path, capsys):
+    test_csv, cal_csv = tables
+    # a missing column
+    code, _, err = _run(
+        ["estimate", "--test", str(test_csv), "--calibration", str(cal_csv), "--judge", "nope"],
+        capsys,
+    )
+    assert code == 2 and err.count("\n") == 1 and "nope" in err
+    # unknown labels
+    bad = pd.read_csv(cal_csv)
+    bad["gold"] = bad["gold"].map({0: "meh", 1: "great"})
+    bad_csv = tmp_path / "bad.csv"
+    bad.to_csv(bad_csv, index=False)
+    code, _, err = _run(
+        [
+            "estimate",
+            "--test",
+            str(test_csv),
+            "--calibration",
+            str(bad_csv),
+            "--judge",
+            "verdict",
+            "--human",
+            "gold",
+        ],
+        capsys,
+    )
+    assert code == 2 and err.count("\n") == 1 and "gold" in err and "meh" in err
+    # corrected methods need a calibration file
+    code, _, err = _run(["estimate", "--test", str(test_csv), "--judge", "verdict"], capsys)
+    assert code == 2 and "--calibration is required" in err
+    # ... but naive does not
+    code, out, err = _run(
+        ["estimate", "--test", str(test_csv), "--judge", "verdict", "--method", "naive"], capsys
+    )
+    assert code == 0, err
+    assert "naive" in out and "alpha" not in out  # no --system: one pooled group
+
+
+def test_console_script_entry_point():
+    exe = Path(sys.executable).with_name("bayesjudge")
+    proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0
+    assert proc.stdout.startswith("bayesjudge ")
+    proc = subprocess.run(
+        [str(exe), "allocate", "--budget", "3", "--p-hat", "0.4", "--q0", "0.7", "--q1", "0.9"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("bayesjudge: error:")
