@@ -8,9 +8,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from bayesjudge.data import JudgeCounts
 
 from bayesjudge.cli import main
+from bayesjudge.data import JudgeCounts
 from bayesjudge.estimate import estimate
 
 

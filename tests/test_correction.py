@@ -87,7 +87,9 @@ def test_rogan_gladen_reproduces_point_estimator_exactly():
     ok = q0 + q1 - 1 != 0
     p, q0, q1 = p[ok], q0[ok], q1[ok]
     ours = rogan_gladen(p, q0, q1)
-    ref = np.array([point_estimator(*a) for a in zip(p.tolist(), q0.tolist(), q1.tolist())])
+    ref = np.array(
+        [point_estimator(*a) for a in zip(p.tolist(), q0.tolist(), q1.tolist(), strict=True)]
+    )
     np.testing.assert_array_equal(ours, ref)  # same arithmetic, so bit-for-bit equal
     raw = rogan_gladen(p, q0, q1, clip=False)
     np.testing.assert_array_equal(np.clip(raw, 0, 1), ref)
@@ -104,7 +106,11 @@ def test_rogan_gladen_negative_j_is_the_consistent_estimator():
     ("q0", "q1", "match"),
     [
         (0.5, 0.5, r"q0 \+ q1 == 1 \(\(q0, q1\) = \[\(0.5, 0.5\)\]\)"),
-        ([0.3, 0.6, 0.25], [0.9, 0.4, 0.75], r"at positions \[1, 2\] \(\(q0, q1\) = \[\(0.6, 0.4\)"),
+        (
+            [0.3, 0.6, 0.25],
+            [0.9, 0.4, 0.75],
+            r"at positions \[1, 2\] \(\(q0, q1\) = \[\(0.6, 0.4\)",
+        ),
         (0.0, 1.0, r"no better than chance.*lang_reiczigel_interval"),
     ],
 )
@@ -551,7 +557,9 @@ def test_delta_variance_by_hand():
 def test_lang_reiczigel_se_approaches_delta_sd_for_large_samples():
     # With huge n, m the smoothing vanishes and eq. (6) SE -> sqrt(eq. (10)).
     a = adjusted_estimates(0.4, 0.7, 0.9, 10**9, 10**9, 10**9)
-    assert a.se == pytest.approx(math.sqrt(delta_method_variance(0.4, 0.7, 0.9, 10**9, 10**9, 10**9)), rel=1e-6)
+    assert a.se == pytest.approx(
+        math.sqrt(delta_method_variance(0.4, 0.7, 0.9, 10**9, 10**9, 10**9)), rel=1e-6
+    )
 
 
 def test_delta_variance_edge_values():

@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 import xarray as xr
-from bayesjudge.core.naive import naive
-from bayesjudge.data import JudgeCounts
 from reference_lee import confidence_interval, point_estimator
 
 from bayesjudge.core.bootstrap import bootstrap_rogan_gladen
+from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
+from bayesjudge.data import JudgeCounts
 from bayesjudge.estimate import estimate
 from bayesjudge.simulate import simulate_counts
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning

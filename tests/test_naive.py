@@ -58,7 +58,7 @@ def test_single_value_pasted_from_statsmodels():
 def test_wilson_edges_are_exact():
     # At k = 0 the Wilson lower bound is exactly 0 and the upper is z^2 / (n + z^2).
     z2 = 1.959963984540054**2
-    est, lo, hi = naive([0, 10], 10)
+    _, lo, hi = naive([0, 10], 10)
     assert lo[0] == 0.0 and hi[1] == 1.0
     assert hi[0] == pytest.approx(z2 / (10 + z2), abs=1e-15)
     assert lo[1] == pytest.approx(10 / (10 + z2), abs=1e-15)
@@ -85,7 +85,7 @@ def test_broadcasting_and_writeable_output():
     method=st.sampled_from(["wilson", "wald"]),
 )
 def test_properties(n, frac, alpha, method):
-    k = int(round(frac * n))
+    k = round(frac * n)
     est, lo, hi = naive(k, n, alpha=alpha, method=method)
     assert 0.0 <= lo <= est <= hi <= 1.0
     # A smaller alpha never gives a narrower interval (both intervals are centred sets
@@ -98,7 +98,7 @@ def test_properties(n, frac, alpha, method):
 @given(n=st.integers(1, 10**6), frac=st.floats(0, 1))
 def test_wilson_symmetry(n, frac):
     # Swapping "correct" and "incorrect" mirrors the interval: [1 - hi(n-k), 1 - lo(n-k)].
-    k = int(round(frac * n))
+    k = round(frac * n)
     _, lo, hi = naive(k, n)
     _, lo_m, hi_m = naive(n - k, n)
     assert lo == pytest.approx(1 - hi_m, abs=1e-12)

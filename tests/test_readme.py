@@ -15,4 +15,4 @@ def test_readme_python_example_runs(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "0.1667 [0.0139 0.2898]"
     assert out[1] == "0.4"
-    assert out[2] == "(136, 64)"
+    assert out[2] == "Allocation(m0=136, m1=64)"

@@ -1,0 +1,49 @@
+"""The numpy/scipy core: closed-form estimators, vectorised and free of PyMC and xarray.
+
+Every function takes numpy arrays or scalars, broadcasts its arguments and returns named
+tuples of arrays (numpy scalars for scalar input).
+"""
+
+from bayesjudge.core._results import EstimateInterval, Interval
+from bayesjudge.core.allocation import (
+    HUMAN_ONLY_Q_THRESHOLD,
+    allocate_calibration,
+    allocation_report,
+    human_only_regime,
+    judge_beats_human_only,
+    variance_vs_human_only,
+)
+from bayesjudge.core.bootstrap import bootstrap_difference, bootstrap_rogan_gladen
+from bayesjudge.core.correction import (
+    adjusted_estimates,
+    delta_method_variance,
+    lang_reiczigel_interval,
+    lang_reiczigel_length,
+    rogan_gladen,
+)
+from bayesjudge.core.naive import naive
+from bayesjudge.core.ppi import PPIEstimate, ppi_mean
+from bayesjudge.core.youden import youden, youden_difference
+
+__all__ = [
+    "HUMAN_ONLY_Q_THRESHOLD",
+    "EstimateInterval",
+    "Interval",
+    "PPIEstimate",
+    "adjusted_estimates",
+    "allocate_calibration",
+    "allocation_report",
+    "bootstrap_difference",
+    "bootstrap_rogan_gladen",
+    "delta_method_variance",
+    "human_only_regime",
+    "judge_beats_human_only",
+    "lang_reiczigel_interval",
+    "lang_reiczigel_length",
+    "naive",
+    "ppi_mean",
+    "rogan_gladen",
+    "variance_vs_human_only",
+    "youden",
+    "youden_difference",
+]

@@ -309,9 +309,18 @@ def lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> Interv
     (test set) and "add one success and one failure" (calibration) smoothed proportions, then
     truncated to [0, 1]. It accounts for sampling error in both the test and the calibration
     set. The centre is θ̃ + dθ̃ as in the authors' code; eq. (6) as printed writes θ̂ + dθ̃, which
-    differs from it by O(1/m). In the paper's simulations (q0, q1) = (0.7, 0.9), n = 1000,
-    m0 = m1 = 100 its coverage is close to nominal for θ in [0.05, 0.95]; it is an
-    approximate (Wald-type) interval, so coverage is not guaranteed for tiny calibration sets.
+    differs from it by O(1/m). ``alpha`` is a scalar; the other arguments broadcast.
+
+    Coverage. It is an approximate (adjusted Wald) interval. In the paper's design
+    ((q0, q1) = (0.7, 0.9), n = 1000, m0 = m1 = 100, θ = 0.05, ..., 0.95) its exact coverage
+    (enumerating all outcomes) is 95.2%-95.7%: slightly conservative, because the smoothing
+    inflates the calibration variance; the excess disappears as m grows (95.0%-95.1% at
+    m0 = m1 = 1000). Over the paper's other designs (n ∈ {200, 1000}, m ∈ {200, 500},
+    q ∈ {0.7, 0.9}²) it stays within 95.0%-96.1%. The unsmoothed Wald interval built on
+    :func:`delta_method_variance` undercovers instead (93.9% at θ = 0.95). Because the centre
+    is shifted, the interval need not contain θ̂ for near-chance judges (J ≈ 0), calibration
+    groups of one or two items, or large alpha; and for small samples a smaller alpha can give
+    a higher lower bound (the shift grows like z², the half-width like z).
 
     Reproduces the reference ``confidence_interval`` (Appendix C) to floating-point rounding,
     vectorised, except where the reference misbehaves:
