@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+from bayesjudge.core import correction
 from bayesjudge.core.allocation import (
     Allocation,
     allocate_calibration,
@@ -359,7 +360,6 @@ def test_report_lengths_agree_with_correction_module():
     # Cross-check against the package's own eq. (6) implementation: lang_reiczigel_length at
     # hypothetical raw proportions q^0 = (q~0 (m0+2) - 1)/m0 (so that smoothing returns the
     # pilot plug-in) and n = inf. Inputs keep theta~ inside [0, 1], where no clipping applies.
-    correction = pytest.importorskip("bayesjudge.core.correction")
     rng = np.random.default_rng(8)
     for _ in range(200):
         m_pilot = int(rng.integers(5, 30))

@@ -180,6 +180,25 @@ def test_chance_level_judge_gives_full_interval_not_nan():
     assert np.isnan(float(result["estimate"].squeeze()))
 
 
+def test_bootstrap_with_chance_level_group_keeps_other_groups():
+    counts = JudgeCounts.from_counts(
+        n=[200, 1000],
+        k=[100, 400],
+        m0=[10, 100],
+        tn=[5, 70],
+        m1=[10, 100],
+        tp=[5, 90],
+        system=["chance", "good"],
+    )
+    with pytest.warns(LowJudgeQualityWarning, match="system=chance"):
+        result = estimate(counts, method="bootstrap", random_seed=1, n_resamples=2000)
+    np.testing.assert_array_equal(result["ci"].sel(system="chance").squeeze().values, [0, 1])
+    assert np.isnan(float(result["estimate"].sel(system="chance").squeeze()))
+    good = result.sel(system="good").squeeze()
+    assert float(good["estimate"]) == pytest.approx(1 / 6)
+    assert 0 < float(good["ci"][0]) < 1 / 6 < float(good["ci"][1]) < 1
+
+
 def test_coverage_through_estimate_matches_nominal():
     # End-to-end: 4000 simulated groups at theta = 0.3 with the paper's judge; the share of
     # Lang-Reiczigel intervals covering theta must be within 3 Monte Carlo SE of 0.95.

@@ -207,18 +207,20 @@ def _compute(
     if method == "naive":
         return naive(c["k"], c["n"], alpha=alpha, method="wilson")
     if method == "bootstrap":
-        return bootstrap_rogan_gladen(
-            c["k"],
-            c["n"],
-            c["tn"],
-            c["m0"],
-            c["tp"],
-            c["m1"],
-            alpha=alpha,
-            n_resamples=n_resamples,
-            calibration_design=bootstrap_design,
-            random_seed=random_seed,
-        )
+        # Where J_hat = 0 theta is not identified: no point estimate, and the honest interval
+        # is all of [0, 1] (the low-J warning names these groups).
+        point = np.full(p_hat.shape, np.nan)
+        lower, upper = np.zeros(p_hat.shape), np.ones(p_hat.shape)
+        ok = q0_hat + q1_hat != 1
+        if ok.any():
+            point[ok], lower[ok], upper[ok] = bootstrap_rogan_gladen(
+                *(c[v][ok] for v in ("k", "n", "tn", "m0", "tp", "m1")),
+                alpha=alpha,
+                n_resamples=n_resamples,
+                calibration_design=bootstrap_design,
+                random_seed=random_seed,
+            )
+        return point, lower, upper
     if method == "ppi++":
         res = ppi_mean(c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha=alpha)
         return res.estimate, res.lower, res.upper
