@@ -107,6 +107,13 @@ def estimate(
     by truth is fine; PPI++ instead needs calibration items drawn from the test distribution
     (Lee et al. Sec. 8).
 
+    References
+    ----------
+    .. [1] C. Lee, T. Zeng, J. Jeong, J. Sohn, K. Lee, "How to Correctly Report LLM-as-a-Judge
+       Evaluations", arXiv:2511.21140 (eqs. 5-8, Sec. 7-8).
+    .. [2] J. Fiedler, "Bias and Uncertainty in LLM-as-a-Judge Estimation", arXiv:2605.06939
+       (Sec. 3.3, 4.3-4.4: shared calibration, bootstrap design, Youden J diagnostics).
+
     Examples
     --------
     >>> import bayesjudge as bj
@@ -129,23 +136,19 @@ def estimate(
             f"calibration must be one of {list(_CALIBRATION_DESIGNS)}; got {calibration!r}."
         )
     alpha = check_alpha(alpha)
-    ds = counts.dataset
     if calibration == "shared":
-        pooled = ds[["m0", "tn", "m1", "tp"]].sum("system")
-        ds = ds.assign({name: pooled[name].broadcast_like(ds["n"]) for name in pooled})
-    ds = ds.transpose("system", "stratum")
+        counts = counts.pooled_calibration("system")
+    ds = counts.dataset  # dims are always ("system", "stratum"), in that order
     n, k, m0, tn, m1, tp = (ds[v].values.astype(float) for v in ("n", "k", "m0", "tn", "m1", "tp"))
 
-    has_test = n > 0
-    has_calibration = (m0 > 0) & (m1 > 0)
+    has_test = counts.has_test().values
+    has_calibration = counts.has_calibration().values
     usable = has_test if method == "naive" else has_test & has_calibration
     _warn_unusable(ds, has_test, has_calibration, method, calibration)
 
-    with np.errstate(invalid="ignore", divide="ignore"):
-        p_hat = np.where(has_test, k / np.where(has_test, n, 1), np.nan)
-        q0_hat = np.where(m0 > 0, tn / np.where(m0 > 0, m0, 1), np.nan)
-        q1_hat = np.where(m1 > 0, tp / np.where(m1 > 0, m1, 1), np.nan)
-    j_hat = q0_hat + q1_hat - 1
+    p_hat, q0_hat, q1_hat, j_hat = (
+        f().values for f in (counts.p_hat, counts.q0_hat, counts.q1_hat, counts.youden_hat)
+    )
 
     point = np.full(n.shape, np.nan)
     lower = np.full(n.shape, np.nan)

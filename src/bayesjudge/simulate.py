@@ -44,6 +44,11 @@ def simulate_counts(
     JudgeCounts
         The simulated counts; all arguments broadcast to one group shape.
 
+    References
+    ----------
+    .. [1] C. Lee et al., "How to Correctly Report LLM-as-a-Judge Evaluations", Sec. 7 (the
+       Monte Carlo design this generator follows).
+
     Examples
     --------
     >>> from bayesjudge.simulate import simulate_counts

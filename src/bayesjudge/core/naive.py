@@ -17,6 +17,18 @@ __all__ = ["naive"]
 _METHODS = ("wilson", "wald")
 
 
+def wilson_limits(k, n, z: float):
+    """Unclipped Wilson score limits for ``k`` successes of ``n`` at normal quantile ``z``.
+
+    Shared by :func:`naive` and the Newcombe intervals of :mod:`bayesjudge.core.youden`;
+    no validation (callers validate).
+    """
+    z2 = z**2
+    centre = (k + z2 / 2) / (n + z2)
+    half = z / (n + z2) * np.sqrt(k * (n - k) / n + z2 / 4)
+    return centre - half, centre + half
+
+
 def naive(k, n, alpha: float = 0.05, method: str = "wilson") -> EstimateInterval:
     """Share ``k / n`` of items the judge calls correct, with a binomial confidence interval.
 
@@ -85,12 +97,10 @@ def naive(k, n, alpha: float = 0.05, method: str = "wilson") -> EstimateInterval
     z = float(norm.ppf(1 - alpha / 2))
     p = k / n
     if method == "wilson":
-        z2 = z**2
-        centre = (k + z2 / 2) / (n + z2)
-        half = z / (n + z2) * np.sqrt(k * (n - k) / n + z2 / 4)
+        lower, upper = wilson_limits(k, n, z)
         # At k = 0 or n the bound is exactly 0 or 1; rounding would leave about 1e-17.
-        lower = np.where(k == 0, 0.0, np.clip(centre - half, 0.0, 1.0))
-        upper = np.where(k == n, 1.0, np.clip(centre + half, 0.0, 1.0))
+        lower = np.where(k == 0, 0.0, np.clip(lower, 0.0, 1.0))
+        upper = np.where(k == n, 1.0, np.clip(upper, 0.0, 1.0))
     else:
         half = z * np.sqrt(p * (1 - p) / n)
         lower = np.clip(p - half, 0.0, 1.0)

@@ -14,6 +14,7 @@ from scipy import stats
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
 from bayesjudge.core._validation import as_count, check_alpha, check_not_greater, format_values
+from bayesjudge.core.naive import wilson_limits
 
 __all__ = ["youden", "youden_difference"]
 
@@ -39,12 +40,6 @@ def _group(correct_name: str, correct, size_name: str, size, label: str):
     return correct, size
 
 
-def _wilson(x, m, z):
-    centre = (x + z**2 / 2) / (m + z**2)
-    half = z / (m + z**2) * np.sqrt(x * (m - x) / m + z**2 / 4)
-    return centre - half, centre + half
-
-
 def _linear_interval(props, signs, offset, alpha, method, bound):
     """Interval for ``offset + sum(sign * x / m)`` over independent binomial proportions.
 
@@ -68,7 +63,7 @@ def _linear_interval(props, signs, offset, alpha, method, bound):
         down = np.zeros_like(est)
         up = np.zeros_like(est)
         for s, x, m in zip(signs, xs, ms, strict=True):
-            lo, hi = _wilson(x, m, z)
+            lo, hi = wilson_limits(x, m, z)
             p = x / m
             below, above = (p - lo) ** 2, (hi - p) ** 2
             down += below if s > 0 else above
