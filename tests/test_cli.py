@@ -163,6 +163,20 @@ def test_data_mistakes_in_files(tables, tmp_path, capsys):
     assert "naive" in out and "alpha" not in out  # no --system: one pooled group
 
 
+def test_warnings_are_one_line_each_and_do_not_fail(tmp_path, capsys):
+    test_csv, cal_csv = tmp_path / "t.csv", tmp_path / "c.csv"
+    test_csv.write_text("judge\nyes\nno\n\nyes\n")
+    cal_csv.write_text("judge,human\n" + "yes,1\nno,0\n" * 20 + "no,\n")
+    code, _out, err = _run(
+        ["estimate", "--test", str(test_csv), "--calibration", str(cal_csv)], capsys
+    )
+    assert code == 0
+    lines = err.splitlines()
+    assert len(lines) == 2
+    assert all(line.startswith("bayesjudge: warning: Dropped 1 of") for line in lines)
+    assert "test table" in lines[0] and "calibration table" in lines[1]
+
+
 def test_console_script_entry_point():
     exe = Path(sys.executable).with_name("bayesjudge")
     proc = subprocess.run([str(exe), "--version"], capture_output=True, text=True, check=False)

@@ -171,6 +171,14 @@ def test_low_judge_quality_warns_with_numbers_and_gives_honest_interval():
     assert upper - lower > 0.5  # honest: very wide
 
 
+def test_tiny_calibration_warns_that_judge_quality_is_uncertain():
+    # J_hat = 2/3 + 3/3 - 1 = 0.67 from 3 + 3 calibration items; its Agresti-Caffo interval
+    # youden(2, 3, 3, 3, method="agresti-caffo") = (-0.154, 0.954) cannot exclude 0.
+    counts = JudgeCounts.from_counts(n=100, k=40, m0=3, tn=2, m1=3, tp=3)
+    with pytest.warns(LowJudgeQualityWarning, match=r"uncertain.*J = 0\.67 \(95% interval -0\.15"):
+        estimate(counts)
+
+
 def test_chance_level_judge_gives_full_interval_not_nan():
     # q0_hat = q1_hat = 0.5 and m0 = m1: J_hat = J_tilde = 0, theta is not identified.
     counts = JudgeCounts.from_counts(n=200, k=100, m0=10, tn=5, m1=10, tp=5)

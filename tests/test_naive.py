@@ -108,10 +108,10 @@ def test_wilson_symmetry(n, frac):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"k": -1, "n": 10}, r"k must be a non-negative whole-number count; got \[-1.0\]"),
+        ({"k": -1, "n": 10}, r"k must be a non-negative whole-number count; got \[-1\]"),
         ({"k": 2.5, "n": 10}, r"k must be a non-negative whole-number count; got \[2.5\]"),
         ({"k": np.nan, "n": 10}, r"k must be a non-negative whole-number count; got \[nan\]"),
-        ({"k": 1, "n": 0}, r"n must be at least 1; got \[0.0\]"),
+        ({"k": 1, "n": 0}, r"n must be at least 1; got \[0\]"),
         ({"k": 1, "n": -3}, r"n must be a non-negative whole-number count"),
         ({"k": 1, "n": np.inf}, r"n must be a non-negative whole-number count; got \[inf\]"),
         ({"k": 11, "n": 10}, r"k=11 > n=10"),

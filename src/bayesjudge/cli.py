@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge._version import __version__
+from bayesjudge.warnings import BayesJudgeWarning
 
 __all__ = ["main"]
 
@@ -326,6 +327,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
     with warnings.catch_warnings():
+        # The command line reports every bayesjudge warning once, whatever the caller's filters.
+        warnings.simplefilter("default", BayesJudgeWarning)
         warnings.showwarning = _print_warning
         try:
             return args.func(args)

@@ -274,34 +274,43 @@ def _warn_unusable(ds, has_test, has_calibration, method, calibration) -> None:
 
 
 def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
+    """Warn where J_hat is low, or where its interval cannot rule out a chance-level judge."""
     if not mask.any():
         return
-    low = np.zeros(mask.shape, dtype=bool)
     j, lo, hi = youden(tn[mask], m0[mask], tp[mask], m1[mask], alpha=alpha, method="agresti-caffo")
-    low[mask] = (j < LOW_J_THRESHOLD) | (lo <= 0)
-    if not low.any():
-        return
-    details = []
+    systems, strata = ds["system"].values, ds["stratum"].values
+    low, uncertain = [], []
     for (i, s), jj, ll, hh in zip(
         zip(*np.nonzero(mask), strict=True),
-        np.atleast_1d(j),
-        np.atleast_1d(lo),
-        np.atleast_1d(hi),
+        *(np.atleast_1d(a) for a in (j, lo, hi)),
         strict=True,
     ):
-        if low[i, s]:
+        where = f"system={systems[i]}/stratum={strata[s]}: J = {jj:.2f} "
+        where += f"({100 * (1 - alpha):g}% interval {ll:.2f} to {hh:.2f})"
+        if jj < LOW_J_THRESHOLD:
             amp = f"about {1 / jj:.0f}x" if jj > 0.02 else "without bound"
-            details.append(
-                f"system={ds['system'].values[i]}/stratum={ds['stratum'].values[s]}: "
-                f"J = {jj:.2f} (interval {ll:.2f} to {hh:.2f}), errors amplified {amp}"
-            )
-    warnings.warn(
-        "Low judge quality (Youden J = q0 + q1 - 1 near or below 0) in "
-        + "; ".join(details[:6])
-        + (f"; and {len(details) - 6} more" if len(details) > 6 else "")
-        + ". The correction divides by J, so the corrected estimate is unstable and its "
-        "interval wide (up to all of [0, 1]); a J <= 0 judge is no better than chance. "
-        "Use a better judge or prompt, label more calibration items, or weaken the claim.",
-        LowJudgeQualityWarning,
-        stacklevel=3,
-    )
+            low.append(f"{where}, errors amplified {amp}")
+        elif ll <= 0:
+            uncertain.append(where)
+
+    def listing(items):
+        return "; ".join(items[:6]) + (f"; and {len(items) - 6} more" if len(items) > 6 else "")
+
+    if low:
+        warnings.warn(
+            f"Low judge quality (Youden J = q0 + q1 - 1 near or below 0) in {listing(low)}. "
+            "The correction divides by J, so the corrected estimate is unstable and its "
+            "interval wide (up to all of [0, 1]); a J <= 0 judge is no better than chance. "
+            "Use a better judge or prompt, label more calibration items, or weaken the claim.",
+            LowJudgeQualityWarning,
+            stacklevel=3,
+        )
+    if uncertain:
+        warnings.warn(
+            f"Judge quality is uncertain in {listing(uncertain)}: the interval of J includes 0, "
+            "so the calibration set is too small to rule out a judge no better than chance, "
+            "and the corrected interval may be very wide. Label more calibration items of "
+            "both kinds (see bayesjudge.allocate_calibration).",
+            LowJudgeQualityWarning,
+            stacklevel=3,
+        )

@@ -20,9 +20,16 @@ _MAX_SHOWN = 5
 
 
 def format_values(values: np.ndarray) -> str:
-    """Return up to five distinct offending values as a short string."""
+    """Return up to five distinct offending values as a short string (whole floats as ints)."""
     flat = np.unique(np.asarray(values).ravel())
-    shown = ", ".join(repr(v.item()) if hasattr(v, "item") else repr(v) for v in flat[:_MAX_SHOWN])
+
+    def show(v) -> str:
+        v = v.item() if hasattr(v, "item") else v
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        return repr(v)
+
+    shown = ", ".join(show(v) for v in flat[:_MAX_SHOWN])
     more = f", … ({flat.size - _MAX_SHOWN} more)" if flat.size > _MAX_SHOWN else ""
     return f"[{shown}{more}]"
 
