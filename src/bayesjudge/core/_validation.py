@@ -13,6 +13,7 @@ __all__ = [
     "as_probability",
     "check_alpha",
     "check_not_greater",
+    "check_open_unit",
     "format_values",
 ]
 
@@ -84,12 +85,17 @@ def check_not_greater(small_name: str, small, big_name: str, big) -> None:
         )
 
 
+def check_open_unit(name: str, value, hint: str) -> float:
+    """Return scalar ``value`` as a float after checking ``0 < value < 1``."""
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number in (0, 1); got {value!r}.") from None
+    if not 0 < number < 1:
+        raise ValueError(f"{name} must be in (0, 1) ({hint}); got {value!r}.")
+    return number
+
+
 def check_alpha(alpha) -> float:
     """Return ``alpha`` as a float after checking ``0 < alpha < 1``."""
-    try:
-        value = float(alpha)
-    except (TypeError, ValueError):
-        raise ValueError(f"alpha must be a number in (0, 1); got {alpha!r}.") from None
-    if not 0 < value < 1:
-        raise ValueError(f"alpha must be in (0, 1) (e.g. 0.05 for a 95% interval); got {alpha!r}.")
-    return value
+    return check_open_unit("alpha", alpha, "e.g. 0.05 for a 95% interval")

@@ -23,6 +23,7 @@ from bayesjudge.core._validation import (
     as_count,
     as_probability,
     check_alpha,
+    check_open_unit,
     format_values,
 )
 from bayesjudge.warnings import LowJudgeQualityWarning
@@ -639,12 +640,7 @@ def judge_beats_human_only(theta, q, m, delta: float = 0.05):
     theta = as_probability("theta", theta)
     q = as_probability("q", q)
     m = as_count("m", m, positive=True)
-    try:
-        delta = float(delta)
-    except (TypeError, ValueError):
-        raise ValueError(f"delta must be a number in (0, 1); got {delta!r}.") from None
-    if not 0 < delta < 1:
-        raise ValueError(f"delta must be in (0, 1) (e.g. 0.05); got {delta!r}.")
+    delta = check_open_unit("delta", delta, "e.g. 0.05")
     theta, q, m = _broadcast(("theta", "q", "m"), theta, q, m)
     eps = np.sqrt(np.log(2 / delta) / (2 * m))
     applies = (q > 0.5) & (eps < np.minimum(theta, 1 - theta))
