@@ -207,6 +207,9 @@ def _compute(
     method, c, p_hat, q0_hat, q1_hat, alpha, *, random_seed, n_resamples, bootstrap_design
 ):
     """Return (estimate, lower, upper) arrays for the usable groups in ``c``."""
+    # J_hat = 0 tested on the counts (tn/m0 + tp/m1 = 1 times m0*m1), so that rounding of the
+    # proportions cannot hide it; there the point estimate is undefined (and warned about).
+    identified = c["tn"] * c["m1"] + c["tp"] * c["m0"] != c["m0"] * c["m1"]
     if method == "naive":
         return naive(c["k"], c["n"], alpha=alpha, method="wilson")
     if method == "bootstrap":
@@ -214,8 +217,8 @@ def _compute(
         # is all of [0, 1] (the low-J warning names these groups).
         point = np.full(p_hat.shape, np.nan)
         lower, upper = np.zeros(p_hat.shape), np.ones(p_hat.shape)
-        ok = q0_hat + q1_hat != 1
-        if ok.any():
+        if identified.any():
+            ok = identified
             point[ok], lower[ok], upper[ok] = bootstrap_rogan_gladen(
                 *(c[v][ok] for v in ("k", "n", "tn", "m0", "tp", "m1")),
                 alpha=alpha,
@@ -231,7 +234,6 @@ def _compute(
         p_hat, q0_hat, q1_hat, c["n"], c["m0"], c["m1"], alpha=alpha
     )
     point = np.full(p_hat.shape, np.nan)
-    identified = q0_hat + q1_hat != 1  # where J = 0 the point estimate is undefined (warned)
     point[identified] = rogan_gladen(p_hat[identified], q0_hat[identified], q1_hat[identified])
     return point, lower, upper
 

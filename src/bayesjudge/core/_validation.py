@@ -11,6 +11,7 @@ import numpy as np
 __all__ = [
     "as_count",
     "as_probability",
+    "as_subcount",
     "check_alpha",
     "check_not_greater",
     "check_open_unit",
@@ -68,6 +69,18 @@ def as_count(name: str, value, *, positive: bool = False) -> np.ndarray:
             f"A group with no items carries no information about this quantity."
         )
     return arr
+
+
+def as_subcount(part_name: str, part, total_name: str, total, *, positive_total: bool = False):
+    """Validate a count and the total it is part of (e.g. ``k`` of ``n``); return both.
+
+    Both are checked with :func:`as_count` (``total`` must be at least 1 when
+    ``positive_total``), then ``part <= total`` with :func:`check_not_greater`.
+    """
+    part = as_count(part_name, part)
+    total = as_count(total_name, total, positive=positive_total)
+    check_not_greater(part_name, part, total_name, total)
+    return part, total
 
 
 def check_not_greater(small_name: str, small, big_name: str, big) -> None:

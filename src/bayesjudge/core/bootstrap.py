@@ -16,8 +16,8 @@ import numpy as np
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
 from bayesjudge.core._validation import (
     as_count,
+    as_subcount,
     check_alpha,
-    check_not_greater,
 )
 from bayesjudge.warnings import LowJudgeQualityWarning
 
@@ -54,12 +54,8 @@ def _check_resamples(n_resamples) -> int:
 
 def _calibration_counts(suffix, tn, m0, tp, m1):
     """Validate one calibration table; both strata must be non-empty."""
-    tn = as_count(f"tn{suffix}", tn)
-    m0 = as_count(f"m0{suffix}", m0, positive=True)
-    tp = as_count(f"tp{suffix}", tp)
-    m1 = as_count(f"m1{suffix}", m1, positive=True)
-    check_not_greater(f"tn{suffix}", tn, f"m0{suffix}", m0)
-    check_not_greater(f"tp{suffix}", tp, f"m1{suffix}", m1)
+    tn, m0 = as_subcount(f"tn{suffix}", tn, f"m0{suffix}", m0, positive_total=True)
+    tp, m1 = as_subcount(f"tp{suffix}", tp, f"m1{suffix}", m1, positive_total=True)
     return tn, m0, tp, m1
 
 
@@ -312,9 +308,7 @@ def bootstrap_rogan_gladen(
     alpha = check_alpha(alpha)
     n_resamples = _check_resamples(n_resamples)
     calibration_design = _check_design(calibration_design)
-    k = as_count("k", k)
-    n = as_count("n", n, positive=True)
-    check_not_greater("k", k, "n", n)
+    k, n = as_subcount("k", k, "n", n, positive_total=True)
     tn, m0, tp, m1 = _calibration_counts("", tn, m0, tp, m1)
     k, n, tn, m0, tp, m1 = np.broadcast_arrays(k, n, tn, m0, tp, m1)
 

@@ -10,7 +10,7 @@ import numpy as np
 from scipy.stats import norm
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
-from bayesjudge.core._validation import as_count, check_alpha, check_not_greater
+from bayesjudge.core._validation import as_subcount, check_alpha
 
 __all__ = ["naive"]
 
@@ -91,9 +91,7 @@ def naive(k, n, alpha: float = 0.05, method: str = "wilson") -> EstimateInterval
             f"method must be one of {', '.join(repr(m) for m in _METHODS)}; got {method!r}."
         )
     alpha = check_alpha(alpha)
-    k = as_count("k", k)
-    n = as_count("n", n, positive=True)
-    check_not_greater("k", k, "n", n)
+    k, n = as_subcount("k", k, "n", n, positive_total=True)
     z = float(norm.ppf(1 - alpha / 2))
     p = k / n
     if method == "wilson":

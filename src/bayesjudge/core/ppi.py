@@ -16,9 +16,8 @@ from scipy.stats import norm
 
 from bayesjudge.core._results import scalar_or_array
 from bayesjudge.core._validation import (
-    as_count,
+    as_subcount,
     check_alpha,
-    check_not_greater,
     format_values,
 )
 from bayesjudge.warnings import SmallSampleWarning
@@ -158,15 +157,9 @@ def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
     array([0.4   , 0.4297])
     """
     alpha = check_alpha(alpha)
-    k = as_count("k", k)
-    n = as_count("n", n, positive=True)
-    tn = as_count("tn", tn)
-    m0 = as_count("m0", m0)
-    tp = as_count("tp", tp)
-    m1 = as_count("m1", m1)
-    check_not_greater("k", k, "n", n)
-    check_not_greater("tn", tn, "m0", m0)
-    check_not_greater("tp", tp, "m1", m1)
+    k, n = as_subcount("k", k, "n", n, positive_total=True)
+    tn, m0 = as_subcount("tn", tn, "m0", m0)
+    tp, m1 = as_subcount("tp", tp, "m1", m1)
     m = m0 + m1
     if (m <= 0).any():
         raise ValueError(
