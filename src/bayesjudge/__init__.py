@@ -33,20 +33,52 @@ from bayesjudge.estimate import estimate
 from bayesjudge.simulate import simulate_counts
 from bayesjudge.warnings import (
     BayesJudgeWarning,
+    ConvergenceWarning,
     LowJudgeQualityWarning,
     MissingLabelWarning,
     SmallSampleWarning,
 )
 
+# The Bayesian layer imports PyMC, which takes seconds; load it on first use.
+_LAZY = {
+    "Fit": "bayesjudge.models.fit",
+    "PosteriorPredictiveCheck": "bayesjudge.models.fit",
+    "fit": "bayesjudge.models.fit",
+    "load": "bayesjudge.models.fit",
+    "build_model": "bayesjudge.models.build",
+    "MODELS": "bayesjudge.models.build",
+    "Priors": "bayesjudge.models.priors",
+}
+
+
+def __getattr__(name: str):
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'bayesjudge' has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
+
+
 __all__ = [
     "HUMAN_ONLY_Q_THRESHOLD",
+    "MODELS",
     "BayesJudgeWarning",
+    "ConvergenceWarning",
     "EstimateInterval",
+    "Fit",
     "Interval",
     "JudgeCounts",
     "LowJudgeQualityWarning",
     "MissingLabelWarning",
     "PPIEstimate",
+    "PosteriorPredictiveCheck",
+    "Priors",
     "SmallSampleWarning",
     "__version__",
     "adjusted_estimates",
@@ -54,12 +86,15 @@ __all__ = [
     "allocation_report",
     "bootstrap_difference",
     "bootstrap_rogan_gladen",
+    "build_model",
     "delta_method_variance",
     "estimate",
+    "fit",
     "human_only_regime",
     "judge_beats_human_only",
     "lang_reiczigel_interval",
     "lang_reiczigel_length",
+    "load",
     "naive",
     "ppi_mean",
     "rogan_gladen",

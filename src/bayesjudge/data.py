@@ -31,6 +31,9 @@ TEST_FIELDS = ("n", "k")
 CALIBRATION_FIELDS = ("m0", "tn", "m1", "tp")
 DEFAULT_LABEL = "all"
 POOLED_LABEL = "pooled"
+# Dataset attribute naming the dims along which one calibration set is repeated (comma-joined,
+# a netCDF-friendly string): those copies are one set of labelled items, not several.
+SHARED_ATTR = "calibration_shared_over"
 
 _MEANING = {
     "n": "test items",
@@ -108,6 +111,20 @@ def _check_counts(values: Mapping[str, Any], systems, strata) -> dict[str, np.nd
                 f". Check that the counts were not swapped."
             )
     return out
+
+
+def _shared_dims(value) -> tuple[str, ...]:
+    """Parse the calibration_shared_over attribute into dims, in DIMS order."""
+    if isinstance(value, str):
+        items = [v.strip() for v in value.split(",") if v.strip()]
+    else:
+        items = [str(v) for v in np.atleast_1d(value)]
+    bad = [v for v in items if v not in DIMS]
+    if bad:
+        raise ValueError(
+            f"attrs[{SHARED_ATTR!r}] must name dims among {list(DIMS)}; got {value!r}."
+        )
+    return tuple(d for d in DIMS if d in items)
 
 
 def _is_missing(value) -> bool:
@@ -463,10 +480,27 @@ class JudgeCounts:
         strata = _label_array("stratum", dataset.indexes["stratum"].tolist())
         arrays = {f: dataset[f].broadcast_like(dataset).transpose(*DIMS).values for f in FIELDS}
         checked = _check_counts(arrays, systems.tolist(), strata.tolist())
+        attrs = dict(dataset.attrs)
+        shared = _shared_dims(attrs.get(SHARED_ATTR, ""))
+        for dim in shared:
+            axis = DIMS.index(dim)
+            for f in CALIBRATION_FIELDS:
+                first = np.take(checked[f], [0], axis=axis)
+                if not (checked[f] == first).all():
+                    raise ValueError(
+                        f"The dataset says its calibration is shared over {dim!r} "
+                        f"(attrs[{SHARED_ATTR!r}] = {attrs[SHARED_ATTR]!r}) but {f} differs "
+                        f"between {dim} labels. Remove the attribute if each {dim} has its own "
+                        f"calibration set, or attach one set with with_calibration_from(...)."
+                    )
+        if shared:
+            attrs[SHARED_ATTR] = ",".join(shared)
+        else:
+            attrs.pop(SHARED_ATTR, None)
         self._ds = xr.Dataset(
             {f: (DIMS, checked[f]) for f in FIELDS},
             coords={"system": systems, "stratum": strata},
-            attrs=dict(dataset.attrs),
+            attrs=attrs,
         )
 
     # ------------------------------------------------------------------ constructors
@@ -793,6 +827,64 @@ class JudgeCounts:
         return self._ds.indexes["stratum"].tolist()
 
     @property
+    def calibration_shared_over(self) -> tuple[str, ...]:
+        """Dims along which every group carries copies of one calibration set.
+
+        Set by :meth:`with_calibration_from` (when one set is broadcast) and
+        :meth:`pooled_calibration`; stored in ``dataset.attrs["calibration_shared_over"]``.
+        Models use it so that the copies count as one set of labelled items, not several.
+
+        Examples
+        --------
+        >>> tests = JudgeCounts.from_counts(n=[100, 80], k=[70, 50], system=["a", "b"])
+        >>> calib = JudgeCounts.from_counts(m0=40, tn=30, m1=60, tp=54)
+        >>> tests.with_calibration_from(calib).calibration_shared_over
+        ('system',)
+        """
+        return _shared_dims(self._ds.attrs.get(SHARED_ATTR, ""))
+
+    def shared_calibration_counts(self, dims: Sequence[str]) -> xr.Dataset:
+        """Calibration counts of one set per label of the dims not in ``dims``.
+
+        Copies of a shared set (see :attr:`calibration_shared_over`) are taken once; separate
+        sets along ``dims`` are added up.
+
+        Parameters
+        ----------
+        dims : sequence of {"system", "stratum"}
+            Dims over which the calibration is pooled.
+
+        Returns
+        -------
+        xarray.Dataset
+            ``m0, tn, m1, tp`` over the remaining dims.
+
+        Raises
+        ------
+        ValueError
+            If the calibration is shared over a dim not in ``dims`` (one set cannot be split).
+
+        Examples
+        --------
+        >>> c = JudgeCounts.from_counts(n=[100, 80], k=[70, 50], m0=[20, 30], tn=[15, 20],
+        ...                             m1=[30, 20], tp=[27, 18], system=["a", "b"])
+        >>> c.shared_calibration_counts(["system"])["m0"].values.tolist()
+        [50]
+        """
+        dims = tuple(d for d in DIMS if d in dims)
+        shared = self.calibration_shared_over
+        outside = [d for d in shared if d not in dims]
+        if outside:
+            raise ValueError(
+                f"These counts carry one calibration set shared over {outside} "
+                f"(calibration_shared_over={shared}), so the calibration cannot be kept "
+                f"separate along {outside}; pool over {list(shared)} as well."
+            )
+        cal = self._ds[list(CALIBRATION_FIELDS)]
+        cal = cal.isel({d: 0 for d in shared}, drop=True)
+        return cal.sum([d for d in dims if d not in shared])
+
+    @property
     def sizes(self) -> dict[str, int]:
         """Number of labels along each dimension, ``{"system": S, "stratum": T}``."""
         return {dim: int(self._ds.sizes[dim]) for dim in DIMS}
@@ -1045,7 +1137,12 @@ class JudgeCounts:
         bad = [d for d in dims if d not in DIMS]
         if bad or not dims:
             raise ValueError(f"dim must be 'system' and/or 'stratum'; got {dim!r}.")
-        ds = self._ds.sum(dims, keep_attrs=True)
+        shared = self.calibration_shared_over
+        ds = self._ds[list(TEST_FIELDS)].sum(dims, keep_attrs=True)
+        for f in CALIBRATION_FIELDS:  # copies of one shared set are counted once
+            cal = self._ds[f].isel({d: 0 for d in dims if d in shared}, drop=True)
+            ds[f] = cal.sum([d for d in dims if d not in shared])
+        ds.attrs[SHARED_ATTR] = ",".join(d for d in shared if d not in dims)
         ds = ds.expand_dims({d: [POOLED_LABEL] for d in dims}).transpose(*DIMS)
         return JudgeCounts(ds)
 
@@ -1075,7 +1172,9 @@ class JudgeCounts:
         -----
         Use it to attach one shared calibration set, counted separately, to test counts of
         several systems. The same calibration items then inform every group, so estimates
-        for different groups are correlated.
+        for different groups are correlated. The dims along which the set is broadcast are
+        recorded in :attr:`calibration_shared_over`, so that pooling and the models count the
+        copies as one set.
 
         References
         ----------
@@ -1091,6 +1190,7 @@ class JudgeCounts:
         """
         other = JudgeCounts(other)
         src = other.dataset[list(CALIBRATION_FIELDS)]
+        shared = set(other.calibration_shared_over)
         for dim in DIMS:
             mine = self._ds.indexes[dim].tolist()
             theirs = other.dataset.indexes[dim].tolist()
@@ -1098,6 +1198,7 @@ class JudgeCounts:
                 src = src.sel({dim: mine})
             elif len(theirs) == 1 and theirs[0] not in mine:
                 src = src.isel({dim: 0}, drop=True)
+                shared.add(dim)
             else:
                 absent = [v for v in mine if v not in theirs]
                 raise ValueError(
@@ -1108,6 +1209,7 @@ class JudgeCounts:
         ds = self._ds.copy()
         for f in CALIBRATION_FIELDS:
             ds[f] = src[f].broadcast_like(self._ds[f]).transpose(*DIMS)
+        ds.attrs[SHARED_ATTR] = ",".join(d for d in DIMS if d in shared)
         return JudgeCounts(ds)
 
     def pooled_calibration(self, dim: str | Sequence[str] = "system") -> JudgeCounts:
@@ -1147,9 +1249,13 @@ class JudgeCounts:
         bad = [d for d in dims if d not in DIMS]
         if bad or not dims:
             raise ValueError(f"dim must be 'system' and/or 'stratum'; got {dim!r}.")
+        pooled = self.shared_calibration_counts(set(dims) | set(self.calibration_shared_over))
         ds = self._ds.copy()
         for f in CALIBRATION_FIELDS:
-            ds[f] = self._ds[f].sum(dims).broadcast_like(self._ds[f]).transpose(*DIMS)
+            ds[f] = pooled[f].broadcast_like(self._ds[f]).transpose(*DIMS)
+        ds.attrs[SHARED_ATTR] = ",".join(
+            d for d in DIMS if d in dims or d in self.calibration_shared_over
+        )
         return JudgeCounts(ds)
 
     def to_frame(self):

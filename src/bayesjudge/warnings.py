@@ -13,6 +13,7 @@ from __future__ import annotations
 
 __all__ = [
     "BayesJudgeWarning",
+    "ConvergenceWarning",
     "LowJudgeQualityWarning",
     "MissingLabelWarning",
     "SmallSampleWarning",
@@ -37,3 +38,11 @@ class SmallSampleWarning(BayesJudgeWarning):
 
 class MissingLabelWarning(BayesJudgeWarning):
     """Rows with a missing judge or human label were dropped while counting."""
+
+
+class ConvergenceWarning(BayesJudgeWarning):
+    """The sampler's diagnostics (divergences, r_hat, effective sample size) flag a problem.
+
+    The message gives the numbers and what to try: more tuning or draws, a higher
+    ``target_accept``, or another calibration model.
+    """

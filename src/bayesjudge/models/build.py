@@ -1,0 +1,414 @@
+"""PyMC models of true accuracy θ and judge quality (q0, q1) over the dims (system, stratum).
+
+Every model shares one likelihood per group g = (system, stratum)::
+
+    p_g  = θ_g q1_g + (1 − θ_g)(1 − q0_g)
+    k_g  ~ Binomial(n_g, p_g)       test items the judge calls correct
+    tn   ~ Binomial(m0, q0)         calibration: truly incorrect items called incorrect
+    tp   ~ Binomial(m1, q1)         calibration: truly correct items called correct
+
+and differs in how q0, q1 are shared between groups (``calibration=``). The model cards in
+``models/`` give the generative story, priors and assumptions of each.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pymc as pm
+import pytensor.tensor as pt
+
+from bayesjudge.data import DIMS, JudgeCounts
+from bayesjudge.models.priors import Priors
+from bayesjudge.warnings import SmallSampleWarning
+
+__all__ = ["CALIBRATIONS", "MODELS", "ModelSpec", "build_model", "model_config"]
+
+CALIBRATIONS = ("separate", "shared", "hierarchical")
+AGGREGATES = ("test", "dirichlet")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A registered statistical model and its model card (``models/<card>``)."""
+
+    name: str
+    card: str
+    summary: str
+
+
+MODELS: dict[str, ModelSpec] = {
+    "separate": ModelSpec(
+        "separate", "separate.md", "each group has its own q0, q1 from its own calibration set"
+    ),
+    "shared": ModelSpec(
+        "shared", "shared.md", "one q0, q1 shared across the pooled dims (shared calibration)"
+    ),
+    "hierarchical": ModelSpec(
+        "hierarchical",
+        "hierarchical.md",
+        "logit q0, logit q1 ~ Normal(mu, sigma) across the pooled dims, non-centered",
+    ),
+    "stratified": ModelSpec(
+        "stratified",
+        "stratified.md",
+        "theta_total per system: strata weighted by test counts or Dirichlet weights",
+    ),
+}
+
+
+def _normalise_pool_over(calibration: str, pool_over) -> tuple[str, ...]:
+    if calibration == "separate":
+        if pool_over is not None:
+            raise ValueError(
+                f"pool_over={pool_over!r} applies to calibration='shared' or 'hierarchical'; "
+                f"calibration='separate' gives every group its own q0, q1. Drop pool_over or "
+                f"choose another calibration model."
+            )
+        return ()
+    if pool_over is None:
+        return DIMS
+    items = [pool_over] if isinstance(pool_over, str) else list(pool_over)
+    bad = [d for d in items if d not in DIMS]
+    if bad or not items:
+        raise ValueError(
+            f"pool_over must name one or both of {list(DIMS)}; got {pool_over!r}. For example "
+            f"pool_over='system' shares the judge's quality across systems within each stratum."
+        )
+    return tuple(d for d in DIMS if d in items)
+
+
+def _aggregate_weights(counts: JudgeCounts, aggregate) -> tuple[str | None, np.ndarray | None]:
+    """Return (kind, fixed weights of shape (system, stratum) or None)."""
+    n_strata = counts.sizes["stratum"]
+    if isinstance(aggregate, str):
+        if aggregate == "auto":
+            return ("test", None) if n_strata > 1 else (None, None)
+        if aggregate not in AGGREGATES:
+            raise ValueError(
+                f"aggregate must be 'auto', 'test', 'dirichlet', None or stratum weights; got "
+                f"{aggregate!r}."
+            )
+        if aggregate == "dirichlet" and n_strata < 2:
+            raise ValueError(
+                "aggregate='dirichlet' weighs strata by Dirichlet-distributed shares, which "
+                f"needs at least 2 strata; these counts have {n_strata}. Use aggregate=None."
+            )
+        if aggregate == "test":
+            totals = counts.n.sum("stratum").values
+            if (totals == 0).any():
+                empty = [s for s, t in zip(counts.systems, totals, strict=True) if t == 0]
+                raise ValueError(
+                    f"aggregate='test' weighs strata by each system's test counts, but systems "
+                    f"{empty} have no test items. Pass stratum weights (aggregate={{stratum: "
+                    f"weight}}) or aggregate=None."
+                )
+        return aggregate, None
+    if aggregate is None:
+        return None, None
+    if isinstance(aggregate, Mapping):
+        missing = [s for s in counts.strata if s not in aggregate]
+        extra = [s for s in aggregate if s not in counts.strata]
+        if missing or extra:
+            raise ValueError(
+                f"aggregate weights must name every stratum {counts.strata}; missing "
+                f"{missing}, unknown {extra}."
+            )
+        aggregate = [aggregate[s] for s in counts.strata]
+    w = np.asarray(aggregate, dtype=float)
+    shape = (counts.sizes["system"], n_strata)
+    if w.shape == (n_strata,):
+        w = np.broadcast_to(w, shape)
+    if w.shape != shape or not np.isfinite(w).all() or (w < 0).any() or (w.sum(1) <= 0).any():
+        raise ValueError(
+            f"aggregate weights must be non-negative numbers of shape (stratum,) = "
+            f"({n_strata},) or (system, stratum) = {shape}, with a positive total per system; "
+            f"got {np.asarray(aggregate).tolist()!r}."
+        )
+    return "weights", w / w.sum(1, keepdims=True)
+
+
+def model_config(
+    calibration: str = "separate",
+    pool_over=None,
+    priors: Priors | Mapping | None = None,
+    aggregate="auto",
+    judge_better_than_chance: bool = False,
+) -> dict:
+    """Validate model options and return them as a JSON-friendly configuration dict.
+
+    Examples
+    --------
+    >>> model_config("shared", pool_over="system")["pool_over"]
+    ['system']
+    """
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {list(CALIBRATIONS)}; got {calibration!r}.")
+    if priors is None:
+        priors = Priors()
+    elif isinstance(priors, Mapping):
+        priors = Priors.from_dict(dict(priors))
+    elif not isinstance(priors, Priors):
+        raise TypeError(f"priors must be a bayesjudge.Priors; got {type(priors).__name__}.")
+    if calibration == "hierarchical" and (priors.known("q0") or priors.known("q1")):
+        raise ValueError(
+            "Priors fix q0 or q1 to a known value, which contradicts calibration="
+            "'hierarchical' (a population of judge qualities). Use calibration='separate' or "
+            "'shared' with a known q."
+        )
+    if calibration == "hierarchical" and judge_better_than_chance:
+        raise ValueError(
+            "judge_better_than_chance=True is available for calibration='separate' and "
+            "'shared'. In the hierarchical model the population of calibrated groups already "
+            "breaks the (θ, q0, q1) ↔ (1 − θ, 1 − q1, 1 − q0) tie; to lean further on a good "
+            "judge, raise the logit-mean priors (e.g. Priors(q0_logit_mean=(2, 1)))."
+        )
+    if priors.known("q0") and priors.known("q1") and judge_better_than_chance:
+        if priors.q0 + priors.q1 <= 1:
+            raise ValueError(
+                f"judge_better_than_chance=True, but the known q0={priors.q0} and "
+                f"q1={priors.q1} give J = {priors.q0 + priors.q1 - 1:.3g} <= 0."
+            )
+    if not isinstance(aggregate, str | type(None)):
+        if isinstance(aggregate, Mapping):
+            aggregate = {str(k): float(v) for k, v in aggregate.items()}
+        else:
+            aggregate = np.asarray(aggregate, dtype=float).tolist()
+    return {
+        "calibration": calibration,
+        "pool_over": list(_normalise_pool_over(calibration, pool_over)),
+        "priors": priors.to_dict(),
+        "aggregate": aggregate,
+        "judge_better_than_chance": bool(judge_better_than_chance),
+    }
+
+
+def _expand(var, kept: Sequence[str]):
+    """Broadcast a tensor over ``kept`` dims to the full (system, stratum) shape."""
+    return var.dimshuffle([kept.index(d) if d in kept else "x" for d in DIMS])
+
+
+def _warn_uncalibrated(counts: JudgeCounts, cal, calibration: str, priors: Priors) -> None:
+    if priors.known("q0") and priors.known("q1"):
+        return
+    lacking = (cal["m0"] == 0) | (cal["m1"] == 0)
+    if not bool(lacking.any()):
+        return
+    first = np.argwhere(np.atleast_1d(lacking.values))[0]
+    label = ", ".join(
+        f"{d}={lacking[d].values[i]!r}" for d, i in zip(lacking.dims, first, strict=False)
+    )
+    hint = (
+        "its q0, q1 come from the prior alone, so θ is barely identified. Use "
+        "calibration='shared' or 'hierarchical' to borrow calibration from other groups, "
+        "judge_better_than_chance=True, or informative priors on q0, q1."
+        if calibration == "separate"
+        else "its q0, q1 come from the prior alone. Attach calibration data with "
+        "JudgeCounts.with_calibration_from(...)."
+    )
+    warnings.warn(
+        f"{int(lacking.sum())} calibration group(s) lack truly-incorrect (m0 = 0) or "
+        f"truly-correct (m1 = 0) items (first: {label or 'the only group'}); {hint}",
+        SmallSampleWarning,
+        stacklevel=3,
+    )
+
+
+def build_model(
+    counts: JudgeCounts,
+    calibration: str = "separate",
+    pool_over=None,
+    priors: Priors | None = None,
+    aggregate="auto",
+    judge_better_than_chance: bool = False,
+) -> pm.Model:
+    """Build the PyMC model of θ, q0 and q1 for judge counts per system and stratum.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Test and calibration counts per (system, stratum) group.
+    calibration : {"separate", "shared", "hierarchical"}, default "separate"
+        How the judge's quality is shared between groups. ``"separate"``: every group has its
+        own q0, q1, informed by its own calibration counts. ``"shared"``: one q0, q1 for all
+        groups along ``pool_over`` (Fiedler's shared calibration). ``"hierarchical"``:
+        ``logit q ~ Normal(mu, sigma)`` across the groups along ``pool_over``
+        (non-centered), so groups borrow strength; a group without calibration gets q's drawn
+        from the population.
+    pool_over : str or sequence of {"system", "stratum"}, optional
+        Dims across which q's are shared or pooled; default both. Not used by ``"separate"``.
+    priors : Priors, optional
+        Priors of θ, q0, q1 (default flat Beta(1, 1)) and of the hierarchical population.
+    aggregate : {"auto", "test", "dirichlet"}, None, or weights, default "auto"
+        Adds ``theta_total`` per system, the accuracy over strata, ``Σ_s w_s θ_s``.
+        ``"test"``: w from the system's test-set stratum counts (inference about the test
+        set's mix). ``"dirichlet"``: w ~ Dirichlet(1) with the stratum counts as Multinomial
+        data (inference about the population the test set was drawn from). A mapping
+        ``{stratum: weight}`` or an array of shape (stratum,) or (system, stratum): known
+        weights. ``"auto"`` is ``"test"`` when there are several strata, else None.
+    judge_better_than_chance : bool, default False
+        Restrict the prior to J = q0 + q1 − 1 > 0 (truncated Beta priors). Use it for groups
+        with little or no calibration, where the data cannot tell (θ, q0, q1) from
+        (1 − θ, 1 − q1, 1 − q0). Off by default: real judges can be worse than chance.
+
+    Returns
+    -------
+    pymc.Model
+        With coords ``system`` and ``stratum``; variables ``theta``, ``q0``, ``q1``,
+        ``youden`` (J), ``p`` and, with strata aggregated, ``theta_total``; observed ``k``,
+        ``tn``, ``tp``. Under ``"shared"`` the q's (and J, ``tn``, ``tp``) have the dims not in
+        ``pool_over``; hierarchical models add ``q0_logit_mean``, ``q0_logit_scale``,
+        ``q0_z`` (and the same for q1).
+
+    Raises
+    ------
+    ValueError
+        For an unknown calibration model, bad ``pool_over`` or ``aggregate``, priors that
+        contradict the model, or counts whose calibration set is shared (see
+        :attr:`JudgeCounts.calibration_shared_over`) with a model that keeps it separate.
+
+    Warns
+    -----
+    SmallSampleWarning
+        If a calibration group has no truly-incorrect or no truly-correct items.
+
+    Notes
+    -----
+    Identifiability: the test counts alone cannot distinguish (θ, q0, q1) from
+    (1 − θ, 1 − q1, 1 − q0); calibration data breaks the tie. Groups with no calibration in a
+    ``"separate"`` model have a bimodal posterior unless ``judge_better_than_chance=True``.
+    The judge's error rates are assumed the same on the calibration and test items of a
+    group (given the truth) — the invariance assumption of Lee et al.
+
+    References
+    ----------
+    .. [1] A. Gelman and B. Carpenter, "Bayesian analysis of tests with unknown specificity
+       and sensitivity", J. R. Stat. Soc. C 69(5), 2020.
+    .. [2] C. Lee et al., "How to Correctly Report LLM-as-a-Judge Evaluations", Sec. 3.
+    .. [3] Fiedler, "Bias and Uncertainty in LLM-as-a-Judge Estimation", Sec. 4-5.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> counts = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
+    >>> model = bj.build_model(counts)
+    >>> sorted(v.name for v in model.free_RVs)
+    ['q0', 'q1', 'theta']
+    >>> model.named_vars_to_dims["theta"]
+    ('system', 'stratum')
+    """
+    counts = JudgeCounts(counts)
+    config = model_config(calibration, pool_over, priors, aggregate, judge_better_than_chance)
+    return _build(counts, config)
+
+
+def _build(counts: JudgeCounts, config: dict) -> pm.Model:
+    calibration = config["calibration"]
+    pooled = tuple(config["pool_over"])
+    priors = Priors.from_dict(config["priors"])
+    agg_kind, agg_weights = _aggregate_weights(counts, config["aggregate"])
+    ds = counts.dataset
+
+    if calibration == "shared":
+        kept = tuple(d for d in DIMS if d not in pooled)
+        cal = counts.shared_calibration_counts(pooled)
+    else:
+        kept = DIMS
+        shared = counts.calibration_shared_over
+        if shared:
+            raise ValueError(
+                f"These counts carry one calibration set shared over {list(shared)} (attached "
+                f"with with_calibration_from or pooled_calibration), but calibration="
+                f"{calibration!r} treats each group's calibration counts as its own data and "
+                f"would count that set once per group. Use calibration='shared' with "
+                f"pool_over={list(shared)}, or give each group its own calibration counts."
+            )
+        cal = ds[["m0", "tn", "m1", "tp"]]
+    _warn_uncalibrated(counts, cal, calibration, priors)
+
+    coords = {"system": counts.systems, "stratum": counts.strata}
+    with pm.Model(coords=coords) as model:
+        n = pm.Data("n", ds["n"].values, dims=DIMS)
+        k_obs = pm.Data("k_observed", ds["k"].values, dims=DIMS)
+        m0 = pm.Data("m0", cal["m0"].values, dims=kept)
+        tn_obs = pm.Data("tn_observed", cal["tn"].values, dims=kept)
+        m1 = pm.Data("m1", cal["m1"].values, dims=kept)
+        tp_obs = pm.Data("tp_observed", cal["tp"].values, dims=kept)
+
+        theta = pm.Beta("theta", *priors.theta, dims=DIMS)
+        if calibration == "hierarchical":
+            q0, q1 = (
+                _hierarchical_q(name, priors, kept=tuple(d for d in DIMS if d not in pooled))
+                for name in ("q0", "q1")
+            )
+        else:
+            q0, q1 = _beta_qs(
+                priors, kept, judge_better_than_chance=config["judge_better_than_chance"]
+            )
+        pm.Deterministic("youden", q0 + q1 - 1, dims=kept)
+        q0_full, q1_full = _expand(q0, kept), _expand(q1, kept)
+        p = pm.Deterministic("p", theta * q1_full + (1 - theta) * (1 - q0_full), dims=DIMS)
+
+        pm.Binomial("k", n=n, p=p, observed=k_obs, dims=DIMS)
+        pm.Binomial("tn", n=m0, p=q0, observed=tn_obs, dims=kept)
+        pm.Binomial("tp", n=m1, p=q1, observed=tp_obs, dims=kept)
+
+        if agg_kind == "dirichlet":
+            weights = pm.Dirichlet("stratum_weight", a=np.ones(ds["n"].shape), dims=DIMS)
+            pm.Multinomial(
+                "stratum_n", n=n.sum(axis=1), p=weights, observed=ds["n"].values, dims=DIMS
+            )
+        elif agg_kind is not None:
+            w = (
+                agg_weights
+                if agg_kind == "weights"
+                else (ds["n"].values / ds["n"].values.sum(1, keepdims=True))
+            )
+            weights = pm.Data("stratum_weight", w, dims=DIMS)
+        if agg_kind is not None:
+            pm.Deterministic("theta_total", (theta * weights).sum(axis=1), dims="system")
+    return model
+
+
+def _beta_qs(priors: Priors, kept: tuple[str, ...], *, judge_better_than_chance: bool):
+    """Beta (or known) q0, q1 over the ``kept`` dims, optionally truncated to q0 + q1 > 1."""
+    shape = tuple(len(pm.modelcontext(None).coords[d]) for d in kept)
+
+    def known(name):
+        return pm.Deterministic(name, pt.fill(pt.zeros(shape), getattr(priors, name)), dims=kept)
+
+    if not judge_better_than_chance:
+        q = {
+            name: known(name)
+            if priors.known(name)
+            else pm.Beta(name, *getattr(priors, name), dims=kept)
+            for name in ("q0", "q1")
+        }
+        return q["q0"], q["q1"]
+    # J > 0 ⇔ q0 > 1 − q1. Draw the free one of the pair after the other (q1 first when both
+    # are free), truncated below at 1 − other; when both are free, the Potential restores the
+    # joint prior ∝ Beta(q0) Beta(q1) 1{q0 + q1 > 1} (Truncated divides by P(q0 > 1 − q1)).
+    if priors.known("q0") and priors.known("q1"):
+        return known("q0"), known("q1")
+    first, second = ("q1", "q0") if not priors.known("q0") else ("q0", "q1")
+    other = (
+        known(first) if priors.known(first) else pm.Beta(first, *getattr(priors, first), dims=kept)
+    )
+    dist = pm.Beta.dist(*getattr(priors, second))
+    this = pm.Truncated(second, dist, lower=1 - other, dims=kept)
+    if not priors.known(first):
+        pm.Potential("judge_better_than_chance", pt.log1mexp(pm.logcdf(dist, 1 - other)).sum())
+    q = {first: other, second: this}
+    return q["q0"], q["q1"]
+
+
+def _hierarchical_q(name: str, priors: Priors, kept: tuple[str, ...]):
+    """Non-centered logit q ~ Normal(mu, sigma) with mu, sigma over the ``kept`` dims."""
+    mu = pm.Normal(f"{name}_logit_mean", *getattr(priors, f"{name}_logit_mean"), dims=kept)
+    sigma = pm.HalfNormal(f"{name}_logit_scale", getattr(priors, f"{name}_logit_scale"), dims=kept)
+    z = pm.Normal(f"{name}_z", 0.0, 1.0, dims=DIMS)
+    logit = _expand(mu, kept) + _expand(sigma, kept) * z
+    return pm.Deterministic(name, pm.math.invlogit(logit), dims=DIMS)

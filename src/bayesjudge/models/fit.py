@@ -1,0 +1,717 @@
+"""Fitting the Bayesian models and using the result: :func:`fit`, :class:`Fit`, :func:`load`."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import warnings
+from collections import OrderedDict
+from dataclasses import dataclass
+from itertools import combinations
+from pathlib import Path
+
+import arviz as az
+import numpy as np
+import pandas as pd
+import pymc as pm
+import xarray as xr
+
+from bayesjudge._version import __version__
+from bayesjudge.core._validation import check_open_unit
+from bayesjudge.data import DIMS, JudgeCounts
+from bayesjudge.models.build import _build, model_config
+from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
+
+__all__ = ["Fit", "PosteriorPredictiveCheck", "fit", "load"]
+
+SAMPLERS = ("nutpie", "pymc")
+# Variables reported by summary() and checked for convergence, in this order when present.
+REPORTED = (
+    "theta",
+    "theta_total",
+    "q0",
+    "q1",
+    "youden",
+    "q0_logit_mean",
+    "q0_logit_scale",
+    "q1_logit_mean",
+    "q1_logit_scale",
+)
+OBSERVED = ("k", "tn", "tp")
+RHAT_MAX = 1.01
+ESS_MIN = 400
+_FORMAT = "bayesjudge-fit-1"
+
+# Compiled nutpie models keyed by model structure; refits of the same structure (new data,
+# new seed) reuse the compiled logp instead of paying the numba compile again.
+_COMPILED: OrderedDict[str, object] = OrderedDict()
+_COMPILED_MAX = 16
+_DATA_NAMES = ("n", "k_observed", "m0", "tn_observed", "m1", "tp_observed", "stratum_weight")
+
+
+def _config_hash(config: dict) -> str:
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def _model_config(fit_config: dict) -> dict:
+    return {k: fit_config[k] for k in model_config()}
+
+
+def _structure_key(counts: JudgeCounts, config: dict) -> str:
+    agg = config["aggregate"]
+    fixed_weights = agg is not None and not isinstance(agg, str)
+    key = {
+        "model": {**config, "aggregate": "weights" if fixed_weights else agg},
+        "system": [str(s) for s in counts.systems],
+        "stratum": [str(s) for s in counts.strata],
+        "shared": counts.calibration_shared_over,
+    }
+    return json.dumps(key, sort_keys=True)
+
+
+def _sample_nutpie(model, counts, config, *, draws, tune, chains, seed, target_accept, progress):
+    import nutpie
+
+    key = _structure_key(counts, config)
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        compiled = nutpie.compile_pymc_model(model)
+        _COMPILED[key] = compiled
+        while len(_COMPILED) > _COMPILED_MAX:
+            _COMPILED.popitem(last=False)
+    else:
+        _COMPILED.move_to_end(key)
+        data = {name: model[name].get_value() for name in _DATA_NAMES if name in model.named_vars}
+        compiled = compiled.with_data(**data)
+    tree = nutpie.sample(
+        compiled,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=min(chains, os.cpu_count() or 1),
+        seed=seed,
+        target_accept=target_accept,
+        progress_bar=progress,
+        save_warmup=False,
+    )
+    return xr.DataTree.from_dict(
+        {
+            "posterior": tree["posterior"].dataset,
+            "sample_stats": tree["sample_stats"].dataset,
+        }
+    )
+
+
+def _sample_pymc(model, *, draws, tune, chains, seed, target_accept, progress):
+    tree = pm.sample(
+        model=model,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        cores=min(chains, os.cpu_count() or 1),
+        random_seed=seed,
+        target_accept=target_accept,
+        progressbar=progress,
+        compute_convergence_checks=False,
+    )
+    return xr.DataTree.from_dict(
+        {"posterior": tree["posterior"].dataset, "sample_stats": tree["sample_stats"].dataset}
+    )
+
+
+def _observed_tree(model) -> dict[str, xr.Dataset]:
+    """observed_data and constant_data datasets of a built model."""
+    coords = {d: list(v) for d, v in model.coords.items()}
+    dims = model.named_vars_to_dims
+    observed = xr.Dataset(
+        {name: (dims[name], model[f"{name}_observed"].get_value()) for name in OBSERVED},
+        coords=coords,
+    )
+    constant = xr.Dataset(
+        {
+            name: (dims[name], model[name].get_value())
+            for name in ("n", "m0", "m1", "stratum_weight")
+            if name in model.named_vars and hasattr(model[name], "get_value")
+        },
+        coords=coords,
+    )
+    return {"observed_data": observed, "constant_data": constant}
+
+
+def fit(
+    counts: JudgeCounts,
+    calibration: str = "separate",
+    pool_over=None,
+    priors=None,
+    aggregate="auto",
+    judge_better_than_chance: bool = False,
+    *,
+    draws: int = 1000,
+    tune: int = 1000,
+    chains: int = 4,
+    random_seed: int | None = None,
+    sampler: str = "nutpie",
+    target_accept: float = 0.8,
+    progressbar: bool = False,
+) -> Fit:
+    """Fit the Bayesian model of θ, q0, q1 to judge counts by MCMC (NUTS).
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Test and calibration counts per (system, stratum) group.
+    calibration, pool_over, priors, aggregate, judge_better_than_chance
+        The model, as in :func:`bayesjudge.build_model`.
+    draws, tune, chains : int, default 1000, 1000, 4
+        Posterior draws kept per chain, tuning steps per chain, and number of chains.
+    random_seed : int, optional
+        Seed of the sampler. When None, a seed is drawn and stored in
+        ``fit.tree.attrs["random_seed"]`` so that the fit can be repeated.
+    sampler : {"nutpie", "pymc"}, default "nutpie"
+        ``"nutpie"`` (fast, compiled with numba; a model of the same structure is compiled
+        once per session) or PyMC's own NUTS.
+    target_accept : float, default 0.8
+        Target acceptance rate of NUTS; raise it (0.9, 0.95) if divergences are reported.
+    progressbar : bool, default False
+        Show the sampler's progress bar.
+
+    Returns
+    -------
+    Fit
+        The posterior as an :class:`xarray.DataTree` with settings, and methods for
+        summaries, comparisons, posterior predictive checks and saving.
+
+    Warns
+    -----
+    ConvergenceWarning
+        On divergent transitions, r_hat > 1.01, or bulk/tail ESS < 400, with the numbers and
+        what to try.
+    SmallSampleWarning
+        If a calibration group lacks truly-incorrect or truly-correct items.
+
+    See Also
+    --------
+    bayesjudge.build_model : The model, to inspect or extend it.
+    bayesjudge.estimate : Closed-form estimates (Rogan-Gladen, Lang-Reiczigel, ...).
+
+    Notes
+    -----
+    The posterior interval of θ accounts for the uncertainty of the test share and of the
+    judge's q0, q1 (from the calibration counts and, in the hierarchical model, from the
+    other groups). With flat priors and moderate samples it is close to the Lang-Reiczigel
+    interval (within about 0.015 at n = 1000, m0 = m1 = 250); near the boundaries it stays
+    inside [0, 1] where the closed form is clipped.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> counts = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
+    >>> result = bj.fit(counts, draws=500, tune=500, chains=2, random_seed=1)  # doctest: +SKIP
+    >>> result.summary(ci_prob=0.95).loc["theta"]  # doctest: +SKIP
+    """
+    counts = JudgeCounts(counts)
+    config = model_config(calibration, pool_over, priors, aggregate, judge_better_than_chance)
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {list(SAMPLERS)}; got {sampler!r}.")
+    for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
+        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+            raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+    target_accept = check_open_unit(
+        "target_accept", target_accept, "e.g. 0.8, or 0.95 after divergences"
+    )
+    if random_seed is None:
+        random_seed = int(np.random.SeedSequence().generate_state(1)[0])
+    elif isinstance(random_seed, bool) or not isinstance(random_seed, int | np.integer):
+        raise ValueError(
+            f"random_seed must be an int or None; got {random_seed!r} "
+            f"({type(random_seed).__name__})."
+        )
+    model = _build(counts, config)
+    settings = dict(
+        draws=int(draws),
+        tune=int(tune),
+        chains=int(chains),
+        seed=int(random_seed),
+        target_accept=target_accept,
+    )
+    if sampler == "nutpie":
+        tree = _sample_nutpie(model, counts, config, progress=progressbar, **settings)
+    else:
+        tree = _sample_pymc(model, progress=progressbar, **settings)
+    fit_config = {
+        **config,
+        "draws": int(draws),
+        "tune": int(tune),
+        "chains": int(chains),
+        "random_seed": int(random_seed),
+        "sampler": sampler,
+        "target_accept": target_accept,
+    }
+    for name, ds in _observed_tree(model).items():
+        tree[name] = xr.DataTree(ds)
+    tree["counts"] = xr.DataTree(counts.dataset)
+    result = Fit(tree, fit_config, model=model)
+    result.check_sampling(stacklevel=2)
+    return result
+
+
+@dataclass(frozen=True)
+class PosteriorPredictiveCheck:
+    """Posterior predictive draws of the observed counts and their Bayesian p-values.
+
+    Attributes
+    ----------
+    tree : xarray.DataTree
+        Groups ``posterior_predictive`` (replicated ``k``, ``tn``, ``tp`` per chain and draw)
+        and ``observed_data``.
+    p_value : xarray.Dataset
+        Per observed variable and group, the mid-p posterior predictive p-value
+        ``P(rep > obs) + P(rep = obs) / 2``. Values near 0 or 1 (say below 0.025 or above
+        0.975) mean the model does not reproduce that count.
+    """
+
+    tree: xr.DataTree
+    p_value: xr.Dataset
+
+    @property
+    def replicated(self) -> xr.Dataset:
+        """The replicated counts (``posterior_predictive`` group)."""
+        return self.tree["posterior_predictive"].dataset
+
+    @property
+    def observed(self) -> xr.Dataset:
+        """The observed counts (``observed_data`` group)."""
+        return self.tree["observed_data"].dataset
+
+    def plot(self, ci_prob: float = 0.95, ax=None):
+        """Plot observed against replicated shares (:func:`bayesjudge.plots.plot_ppc`)."""
+        from bayesjudge.plots import plot_ppc
+
+        return plot_ppc(self, ci_prob=ci_prob, ax=ax)
+
+
+def _quantile_interval(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
+    q = draws.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=("chain", "draw"))
+    return q.rename(quantile="ci_bound").assign_coords(ci_bound=["lower", "upper"])
+
+
+class Fit:
+    """A fitted Bayesian model: the posterior as an :class:`xarray.DataTree` plus its settings.
+
+    Built by :func:`bayesjudge.fit` or :func:`bayesjudge.load`; not meant to be constructed
+    directly.
+
+    Attributes
+    ----------
+    tree : xarray.DataTree
+        Groups ``posterior``, ``sample_stats``, ``observed_data``, ``constant_data`` and
+        ``counts`` (the :class:`JudgeCounts` data); root attrs hold the settings.
+    config : dict
+        Model and sampler settings (calibration, pool_over, priors, aggregate, draws, ...).
+    """
+
+    def __init__(self, tree: xr.DataTree, config: dict, model=None) -> None:
+        self.tree = tree
+        self.config = dict(config)
+        self._model = model
+        self.tree.attrs.update(
+            {
+                "bayesjudge_version": __version__,
+                "bayesjudge_config": json.dumps(self.config, sort_keys=True),
+                "bayesjudge_config_hash": _config_hash(self.config),
+                "random_seed": self.config["random_seed"],
+                "calibration": self.config["calibration"],
+            }
+        )
+
+    # ----------------------------------------------------------------- access
+
+    @property
+    def posterior(self) -> xr.Dataset:
+        """The posterior draws, dims ``(chain, draw, system, stratum)``."""
+        return self.tree["posterior"].dataset
+
+    @property
+    def counts(self) -> JudgeCounts:
+        """The counts the model was fitted to."""
+        return JudgeCounts(self.tree["counts"].dataset)
+
+    @property
+    def model(self) -> pm.Model:
+        """The PyMC model (rebuilt from the counts and configuration after :func:`load`)."""
+        if self._model is None:
+            self._model = _build(self.counts, _model_config(self.config))
+        return self._model
+
+    def __repr__(self) -> str:
+        c = self.config
+        sizes = self.counts.sizes
+        return (
+            f"<bayesjudge.Fit calibration={c['calibration']!r} systems={sizes['system']} "
+            f"strata={sizes['stratum']} draws={c['chains']}×{c['draws']} "
+            f"sampler={c['sampler']!r} seed={c['random_seed']}>"
+        )
+
+    def _reported(self) -> list[str]:
+        return [v for v in REPORTED if v in self.posterior.data_vars]
+
+    # ----------------------------------------------------------------- diagnostics
+
+    def diagnostics(self) -> dict:
+        """Divergences, the largest r_hat and the smallest bulk/tail ESS of the reported variables.
+
+        Examples
+        --------
+        >>> sorted(Fit.diagnostics.__name__)  # doctest: +SKIP
+        """
+        post = self.posterior[self._reported()]
+        # Variables fixed by known priors are constant; their r_hat/ESS are undefined.
+        varying = [v for v in post.data_vars if float(post[v].std()) > 0]
+        post = post[varying]
+        diverging = self.tree["sample_stats"].dataset["diverging"]
+        out = {
+            "divergences": int(diverging.sum()),
+            "draws": int(diverging.size),
+            "r_hat_max": float("nan"),
+            "ess_bulk_min": float("nan"),
+            "ess_tail_min": float("nan"),
+            "worst": {},
+        }
+        if not varying:
+            return out
+        for key, stat in (
+            ("r_hat_max", az.rhat(post)),
+            ("ess_bulk_min", az.ess(post, method="bulk")),
+            ("ess_tail_min", az.ess(post, method="tail")),
+        ):
+            pick = max if key == "r_hat_max" else min
+            values = {
+                v: float(getattr(stat[v], "max" if pick is max else "min")()) for v in varying
+            }
+            name = pick(values, key=values.get)
+            out[key] = values[name]
+            out["worst"][key] = name
+        return out
+
+    def check_sampling(self, stacklevel: int = 2) -> dict:
+        """Warn, with numbers and advice, if the sampler's diagnostics flag a problem.
+
+        Returns
+        -------
+        dict
+            The output of :meth:`diagnostics`.
+        """
+        d = self.diagnostics()
+        problems = []
+        if d["divergences"]:
+            problems.append(
+                f"{d['divergences']} of {d['draws']} draws diverged (the sampler could not "
+                f"follow the posterior's geometry, so the draws may be biased); refit with "
+                f"target_accept=0.95"
+                + (
+                    ", or try pool_over with more groups or tighter logit-scale priors"
+                    if self.config["calibration"] == "hierarchical"
+                    else ""
+                )
+            )
+        if d["r_hat_max"] > RHAT_MAX:
+            problems.append(
+                f"r_hat = {d['r_hat_max']:.3f} > {RHAT_MAX} for {d['worst']['r_hat_max']!r} "
+                f"(the chains disagree); run more tune and draws"
+                + (
+                    ", and check for a bimodal posterior (a group without calibration can "
+                    "fit θ or 1 − θ: consider judge_better_than_chance=True)"
+                    if self.config["calibration"] == "separate"
+                    else ""
+                )
+            )
+        for key, label in (("ess_bulk_min", "bulk"), ("ess_tail_min", "tail")):
+            if d[key] < ESS_MIN:
+                problems.append(
+                    f"{label} ESS = {d[key]:.0f} < {ESS_MIN} for {d['worst'][key]!r} (too few "
+                    f"effective draws for stable {'means' if label == 'bulk' else 'intervals'}"
+                    f"); raise draws (now {self.config['draws']} per chain × "
+                    f"{self.config['chains']} chains)"
+                )
+        if problems:
+            warnings.warn(
+                "Sampler diagnostics: " + "; ".join(problems) + ".",
+                ConvergenceWarning,
+                stacklevel=stacklevel + 1,
+            )
+        return d
+
+    # ----------------------------------------------------------------- summaries
+
+    def summary(self, ci_prob: float = 0.95, var_names=None, as_xarray: bool = False):
+        """Posterior summary of θ, q0, q1, J (and θ_total, hyperparameters).
+
+        Parameters
+        ----------
+        ci_prob : float, default 0.95
+            Probability of the equal-tailed and highest-density intervals.
+        var_names : sequence of str, optional
+            Variables to summarise; default ``theta``, ``theta_total``, ``q0``, ``q1``,
+            ``youden`` and the hierarchical hyperparameters present in the model.
+        as_xarray : bool, default False
+            Return an :class:`xarray.DataTree` with one node per variable (dims kept, intervals
+            along ``ci_bound``) instead of a tidy :class:`pandas.DataFrame`.
+
+        Returns
+        -------
+        pandas.DataFrame or xarray.DataTree
+            Columns/variables ``mean``, ``sd``, ``median``, ``eti_lower``, ``eti_upper``,
+            ``hdi_lower``, ``hdi_upper``, ``ess_bulk``, ``ess_tail``, ``r_hat``; the frame
+            has a row per variable and group, with ``system``/``stratum`` None where the
+            variable does not vary along that dim. ``attrs`` carry ``ci_prob``.
+        """
+        ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
+        names = self._reported() if var_names is None else list(var_names)
+        unknown = [v for v in names if v not in self.posterior.data_vars]
+        if unknown:
+            raise ValueError(
+                f"var_names {unknown} are not in the posterior; it has "
+                f"{list(self.posterior.data_vars)}."
+            )
+        tree = xr.DataTree()
+        for name in names:
+            draws = self.posterior[name]
+            single = draws.to_dataset()
+            eti = _quantile_interval(draws, ci_prob)
+            hdi = az.hdi(single, prob=ci_prob)[name]
+            ds = xr.Dataset(
+                {
+                    "mean": draws.mean(("chain", "draw")),
+                    "sd": draws.std(("chain", "draw"), ddof=1),
+                    "median": draws.median(("chain", "draw")),
+                    "eti": eti,
+                    "hdi": hdi,
+                    "ess_bulk": az.ess(single, method="bulk")[name],
+                    "ess_tail": az.ess(single, method="tail")[name],
+                    "r_hat": az.rhat(single)[name],
+                },
+                attrs={"ci_prob": ci_prob, "ci_kind": "eti and hdi"},
+            )
+            tree[name] = xr.DataTree(ds)
+        tree.attrs.update({"ci_prob": ci_prob, "calibration": self.config["calibration"]})
+        if as_xarray:
+            return tree
+        rows = []
+        for name in names:
+            ds = tree[name].dataset
+            flat = ds.drop_vars(["eti", "hdi", "ci_bound"])
+            for bound in ("lower", "upper"):
+                flat[f"eti_{bound}"] = ds["eti"].sel(ci_bound=bound, drop=True)
+                flat[f"hdi_{bound}"] = ds["hdi"].sel(ci_bound=bound, drop=True)
+            frame = flat.to_dataframe() if flat["mean"].dims else pd.DataFrame([flat.to_pandas()])
+            frame = frame.reset_index()
+            for dim in DIMS:
+                if dim not in frame:
+                    frame[dim] = None
+            frame.insert(0, "variable", name)
+            rows.append(frame)
+        columns = ["variable", *DIMS, "mean", "sd", "median", "eti_lower", "eti_upper"]
+        columns += ["hdi_lower", "hdi_upper", "ess_bulk", "ess_tail", "r_hat"]
+        out = pd.concat(rows, ignore_index=True)[columns]
+        out.attrs.update({"ci_prob": ci_prob, "calibration": self.config["calibration"]})
+        return out
+
+    def compare(self, dim: str = "system", var: str = "theta", ci_prob: float = 0.95):
+        """Posterior of every pairwise difference ``var[a] − var[b]`` along ``dim``.
+
+        Parameters
+        ----------
+        dim : {"system", "stratum"}, default "system"
+            Dim whose labels are compared pairwise (in coordinate order, a before b).
+        var : str, default "theta"
+            Posterior variable, e.g. ``"theta"``, ``"theta_total"`` or ``"youden"``.
+        ci_prob : float, default 0.95
+            Probability of the equal-tailed credible interval.
+
+        Returns
+        -------
+        xarray.Dataset
+            Dim ``pair`` (labels ``"a - b"``, coords ``first``/``second``) and the variable's
+            other dims; variables ``difference`` (draws), ``mean``, ``median``, ``sd``,
+            ``ci`` (along ``ci_bound``) and ``prob_greater`` = P(var[a] > var[b]). Attrs
+            ``ci_prob``, ``ci_kind="eti"``, ``var``, ``dim``.
+
+        Notes
+        -----
+        The difference is taken draw by draw, so it carries the posterior correlation
+        between the two groups — e.g. through a shared or hierarchical calibration.
+        """
+        ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
+        if var not in self.posterior.data_vars:
+            raise ValueError(f"var {var!r} is not in the posterior: {list(self.posterior)}.")
+        draws = self.posterior[var]
+        if dim not in draws.dims:
+            raise ValueError(
+                f"{var!r} does not vary along {dim!r} (its dims are {draws.dims[2:]}); "
+                f"compare along one of those."
+            )
+        labels = draws[dim].values.tolist()
+        if len(labels) < 2:
+            raise ValueError(f"compare needs at least 2 {dim} labels; got {labels}.")
+        pairs = list(combinations(range(len(labels)), 2))
+        diff = xr.concat(
+            [draws.isel({dim: i}, drop=True) - draws.isel({dim: j}, drop=True) for i, j in pairs],
+            dim="pair",
+        )
+        diff = diff.assign_coords(
+            pair=[f"{labels[i]} - {labels[j]}" for i, j in pairs],
+            first=("pair", [labels[i] for i, _ in pairs]),
+            second=("pair", [labels[j] for _, j in pairs]),
+        )
+        sample = ("chain", "draw")
+        return xr.Dataset(
+            {
+                "difference": diff,
+                "mean": diff.mean(sample),
+                "median": diff.median(sample),
+                "sd": diff.std(sample, ddof=1),
+                "ci": _quantile_interval(diff, ci_prob),
+                "prob_greater": (diff > 0).mean(sample),
+            },
+            attrs={"ci_prob": ci_prob, "ci_kind": "eti", "var": var, "dim": dim},
+        )
+
+    # ----------------------------------------------------------------- checks
+
+    def ppc(self, random_seed: int | None = None) -> PosteriorPredictiveCheck:
+        """Posterior predictive check of the observed counts ``k``, ``tn``, ``tp``.
+
+        Parameters
+        ----------
+        random_seed : int, optional
+            Seed of the replicated draws.
+
+        Returns
+        -------
+        PosteriorPredictiveCheck
+            Replicated counts, observed counts, mid-p p-values per group, and ``.plot()``.
+
+        Notes
+        -----
+        In the ``"separate"`` model every group has as many parameters as counts, so the
+        check can only fail through the prior. It has power where groups share parameters:
+        with ``"shared"`` or ``"hierarchical"`` calibration, a system whose judge behaves
+        differently gets p-values near 0 or 1 for its ``tn``/``tp``.
+        """
+        posterior = self.tree["posterior"].dataset
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BayesJudgeWarning)
+            model = self.model
+        pp = pm.sample_posterior_predictive(
+            xr.DataTree.from_dict({"posterior": posterior}),
+            model=model,
+            var_names=list(OBSERVED),
+            random_seed=random_seed,
+            progressbar=False,
+        )
+        replicated = pp["posterior_predictive"].dataset[list(OBSERVED)]
+        observed = self.tree["observed_data"].dataset
+        p_value = xr.Dataset(
+            {
+                v: (replicated[v] > observed[v]).mean(("chain", "draw"))
+                + 0.5 * (replicated[v] == observed[v]).mean(("chain", "draw"))
+                for v in OBSERVED
+            },
+            attrs={"kind": "mid-p, P(rep > obs) + P(rep = obs) / 2", "random_seed": random_seed},
+        )
+        tree = xr.DataTree.from_dict(
+            {
+                "posterior_predictive": replicated,
+                "observed_data": observed,
+                "constant_data": self.tree["constant_data"].dataset,
+            }
+        )
+        return PosteriorPredictiveCheck(tree, p_value)
+
+    # ----------------------------------------------------------------- persistence
+
+    def save(self, path) -> Path:
+        """Write the fit to a netCDF file (posterior, counts, configuration, version).
+
+        Parameters
+        ----------
+        path : str or path-like
+            Output file, conventionally ``*.nc``.
+
+        Returns
+        -------
+        pathlib.Path
+            The path written.
+        """
+        path = Path(path)
+        tree = self.tree.copy()
+        stats = tree["sample_stats"].dataset
+        # netCDF cannot store object arrays of None (e.g. nutpie's divergence messages).
+        drop = [v for v in stats.data_vars if stats[v].dtype == object]
+        tree["sample_stats"] = xr.DataTree(stats.drop_vars(drop))
+        tree.attrs["format"] = _FORMAT
+        tree.to_netcdf(path, engine="h5netcdf")
+        return path
+
+
+def load(path) -> Fit:
+    """Read a fit written by :meth:`Fit.save`, check it and rebuild its model.
+
+    Parameters
+    ----------
+    path : str or path-like
+        A file written by :meth:`Fit.save`.
+
+    Returns
+    -------
+    Fit
+
+    Raises
+    ------
+    ValueError
+        If the file is not a bayesjudge fit, its configuration does not match its stored hash,
+        or the rebuilt model's variables do not match the stored posterior.
+
+    Warns
+    -----
+    BayesJudgeWarning
+        If the file was written by another bayesjudge version.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"No fit file at {str(path)!r}.")
+    with xr.open_datatree(path, engine="h5netcdf") as opened:
+        tree = opened.load()
+    attrs = tree.attrs
+    if attrs.get("format") != _FORMAT or "bayesjudge_config" not in attrs:
+        raise ValueError(
+            f"{str(path)!r} is not a bayesjudge fit (format {attrs.get('format')!r}); write one "
+            f"with Fit.save(path)."
+        )
+    config = json.loads(attrs["bayesjudge_config"])
+    if _config_hash(config) != attrs.get("bayesjudge_config_hash"):
+        raise ValueError(
+            f"The configuration stored in {str(path)!r} does not match its hash; the file was "
+            f"modified or damaged. Refit and save again."
+        )
+    if attrs.get("bayesjudge_version") != __version__:
+        warnings.warn(
+            f"{str(path)!r} was written by bayesjudge {attrs.get('bayesjudge_version')} and is "
+            f"read by {__version__}; check results against a refit if the models changed.",
+            BayesJudgeWarning,
+            stacklevel=2,
+        )
+    result = Fit(tree, config)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesJudgeWarning)
+        model = result.model
+    expected = set(model.free_RVs + model.deterministics)
+    names = {v.name for v in expected}
+    stored = set(result.posterior.data_vars)
+    if names != stored:
+        raise ValueError(
+            f"The model rebuilt from {str(path)!r} has variables {sorted(names)} but the file "
+            f"holds {sorted(stored)}; it was written by an incompatible version."
+        )
+    return result
