@@ -53,9 +53,12 @@ def plot_ppc(check, ci_prob: float = 0.95, ax=None):
 
     Examples
     --------
-    >>> import bayesjudge as bj  # doctest: +SKIP
-    >>> check = bj.fit(counts, random_seed=1).ppc(random_seed=2)  # doctest: +SKIP
-    >>> axes = check.plot()  # doctest: +SKIP
+    >>> import bayesjudge as bj
+    >>> counts = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
+    >>> check = bj.fit(counts, random_seed=1).ppc(random_seed=2)
+    >>> axes = check.plot()
+    >>> [a.get_title() for a in axes]
+    ['share judged correct, k / n', 'specificity, tn / m0', 'sensitivity, tp / m1']
     """
     import matplotlib.pyplot as plt
 

@@ -186,12 +186,16 @@ def model_config(
     }
 
 
-def _expand(var, kept: Sequence[str]):
-    """Broadcast a tensor over ``kept`` dims to the full (system, stratum) shape."""
-    return var.dimshuffle([kept.index(d) if d in kept else "x" for d in DIMS])
+def _expand(var, kept: Sequence[str], target: Sequence[str] = DIMS):
+    """Broadcast a tensor over ``kept`` dims to the ``target`` dims (default all)."""
+    return var.dimshuffle([kept.index(d) if d in kept else "x" for d in target])
 
 
-def _warn_uncalibrated(counts: JudgeCounts, cal, calibration: str, priors: Priors) -> None:
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _warn_uncalibrated(cal, calibration: str, priors: Priors) -> None:
     if priors.known("q0") and priors.known("q1"):
         return
     lacking = (cal["m0"] == 0) | (cal["m1"] == 0)
@@ -199,16 +203,17 @@ def _warn_uncalibrated(counts: JudgeCounts, cal, calibration: str, priors: Prior
         return
     first = np.argwhere(np.atleast_1d(lacking.values))[0]
     label = ", ".join(
-        f"{d}={lacking[d].values[i]!r}" for d, i in zip(lacking.dims, first, strict=False)
+        f"{d}={_plain(lacking[d].values[i])!r}" for d, i in zip(lacking.dims, first, strict=False)
     )
-    hint = (
-        "its q0, q1 come from the prior alone, so θ is barely identified. Use "
+    hint = {
+        "separate": "its q0, q1 come from the prior alone, so θ is barely identified. Use "
         "calibration='shared' or 'hierarchical' to borrow calibration from other groups, "
-        "judge_better_than_chance=True, or informative priors on q0, q1."
-        if calibration == "separate"
-        else "its q0, q1 come from the prior alone. Attach calibration data with "
-        "JudgeCounts.with_calibration_from(...)."
-    )
+        "judge_better_than_chance=True, or informative priors on q0, q1.",
+        "shared": "its q0, q1 come from the prior alone. Attach calibration data with "
+        "JudgeCounts.with_calibration_from(...) or pool over more dims.",
+        "hierarchical": "its q0, q1 are drawn from the population of the other groups, so its "
+        "θ interval is wider; it is right only if this group's judge behaves like theirs.",
+    }[calibration]
     warnings.warn(
         f"{int(lacking.sum())} calibration group(s) lack truly-incorrect (m0 = 0) or "
         f"truly-correct (m1 = 0) items (first: {label or 'the only group'}); {hint}",
@@ -259,9 +264,11 @@ def build_model(
     pymc.Model
         With coords ``system`` and ``stratum``; variables ``theta``, ``q0``, ``q1``,
         ``youden`` (J), ``p`` and, with strata aggregated, ``theta_total``; observed ``k``,
-        ``tn``, ``tp``. Under ``"shared"`` the q's (and J, ``tn``, ``tp``) have the dims not in
-        ``pool_over``; hierarchical models add ``q0_logit_mean``, ``q0_logit_scale``,
-        ``q0_z`` (and the same for q1).
+        ``tn``, ``tp``. Under ``"shared"`` the q's and J have the dims not in ``pool_over``.
+        ``tn`` and ``tp`` have the dims along which the calibration sets are distinct (all,
+        unless one set was attached to every group, see
+        :attr:`JudgeCounts.calibration_shared_over`). Hierarchical models add
+        ``q0_logit_mean``, ``q0_logit_scale``, ``q0_z`` (and the same for q1).
 
     Raises
     ------
@@ -312,12 +319,13 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
     agg_kind, agg_weights = _aggregate_weights(counts, config["aggregate"])
     ds = counts.dataset
 
+    shared = counts.calibration_shared_over
     if calibration == "shared":
         kept = tuple(d for d in DIMS if d not in pooled)
-        cal = counts.shared_calibration_counts(pooled)
+        if any(d not in pooled for d in shared):
+            counts.shared_calibration_counts(pooled)  # raises: one set cannot be split
     else:
         kept = DIMS
-        shared = counts.calibration_shared_over
         if shared:
             raise ValueError(
                 f"These counts carry one calibration set shared over {list(shared)} (attached "
@@ -326,17 +334,24 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
                 f"would count that set once per group. Use calibration='shared' with "
                 f"pool_over={list(shared)}, or give each group its own calibration counts."
             )
-        cal = ds[["m0", "tn", "m1", "tp"]]
-    _warn_uncalibrated(counts, cal, calibration, priors)
+    # The calibration data keep every dim along which they are distinct sets, so that the
+    # posterior predictive check can see a group whose judge differs from a shared q.
+    cal_dims = tuple(d for d in DIMS if d not in shared)
+    cal = ds[["m0", "tn", "m1", "tp"]].isel({d: 0 for d in shared}, drop=True)
+    _warn_uncalibrated(
+        counts.shared_calibration_counts(pooled) if calibration == "shared" else cal,
+        calibration,
+        priors,
+    )
 
     coords = {"system": counts.systems, "stratum": counts.strata}
     with pm.Model(coords=coords) as model:
         n = pm.Data("n", ds["n"].values, dims=DIMS)
         k_obs = pm.Data("k_observed", ds["k"].values, dims=DIMS)
-        m0 = pm.Data("m0", cal["m0"].values, dims=kept)
-        tn_obs = pm.Data("tn_observed", cal["tn"].values, dims=kept)
-        m1 = pm.Data("m1", cal["m1"].values, dims=kept)
-        tp_obs = pm.Data("tp_observed", cal["tp"].values, dims=kept)
+        m0 = pm.Data("m0", cal["m0"].values, dims=cal_dims)
+        tn_obs = pm.Data("tn_observed", cal["tn"].values, dims=cal_dims)
+        m1 = pm.Data("m1", cal["m1"].values, dims=cal_dims)
+        tp_obs = pm.Data("tp_observed", cal["tp"].values, dims=cal_dims)
 
         theta = pm.Beta("theta", *priors.theta, dims=DIMS)
         if calibration == "hierarchical":
@@ -353,8 +368,9 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
         p = pm.Deterministic("p", theta * q1_full + (1 - theta) * (1 - q0_full), dims=DIMS)
 
         pm.Binomial("k", n=n, p=p, observed=k_obs, dims=DIMS)
-        pm.Binomial("tn", n=m0, p=q0, observed=tn_obs, dims=kept)
-        pm.Binomial("tp", n=m1, p=q1, observed=tp_obs, dims=kept)
+        q0_cal, q1_cal = _expand(q0, kept, cal_dims), _expand(q1, kept, cal_dims)
+        pm.Binomial("tn", n=m0, p=q0_cal, observed=tn_obs, dims=cal_dims)
+        pm.Binomial("tp", n=m1, p=q1_cal, observed=tp_obs, dims=cal_dims)
 
         if agg_kind == "dirichlet":
             weights = pm.Dirichlet("stratum_weight", a=np.ones(ds["n"].shape), dims=DIMS)
