@@ -3,12 +3,14 @@
 import re
 from pathlib import Path
 
+import numpy as np
+
 README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def test_readme_python_example_runs(capsys):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) == 1
+    assert len(blocks) == 2
     code = blocks[0]
     assert len([line for line in code.splitlines() if line.strip()]) <= 12
     exec(compile(code, "README.md", "exec"), {})
@@ -16,3 +18,14 @@ def test_readme_python_example_runs(capsys):
     assert out[0] == "0.1667 [0.0139 0.2898]"
     assert out[1] == "0.4"
     assert out[2] == "Allocation(m0=136, m1=64)"
+
+
+def test_readme_bayesian_example_prints_what_its_comment_says(capsys):
+    block = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[1]
+    expected = [float(x) for x in re.search(r"\n# ([\d. ]+)\n$", block).group(1).split()]
+    exec(compile(block, "README.md", "exec"), {})
+    printed = [float(x) for x in capsys.readouterr().out.split()]
+    # Rounded to 2 decimals; the posterior median and 2.5/97.5 % quantiles carry a Monte Carlo
+    # error of about 0.004 at ESS ≈ 800, so a re-run may move a printed value by one unit.
+    assert len(printed) == 3
+    np.testing.assert_allclose(printed, expected, atol=0.0101)

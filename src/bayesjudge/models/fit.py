@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import os
 import warnings
@@ -420,6 +421,15 @@ class Fit:
             f"strata={sizes['stratum']} draws={c['chains']}×{c['draws']} "
             f"sampler={c['sampler']!r} seed={c['random_seed']}>"
         )
+
+    def _repr_html_(self) -> str:
+        table = self.summary(
+            ci_prob=0.95,
+            var_names=[v for v in ("theta", "theta_total") if v in self.posterior.data_vars],
+        )
+        cols = ["variable", "system", "stratum", "mean", "eti_lower", "eti_upper", "r_hat"]
+        body = table[cols].to_html(index=False, float_format=lambda x: f"{x:.3f}", na_rep="")
+        return f"<p>{html.escape(repr(self))}</p>{body}"
 
     def _reported(self) -> list[str]:
         return [v for v in REPORTED if v in self.posterior.data_vars]
