@@ -64,10 +64,11 @@ class Priors:
     Notes
     -----
     The hierarchical defaults are weakly informative. Normal(1.5, 1.5) on the logit mean puts
-    95 % prior mass on a typical judge quality between 0.18 and 0.99 (median 0.82), so judges
-    worse than chance stay possible. HalfNormal(1) on the logit scale allows anything from
-    identical behaviour across groups (σ ≈ 0) to large differences (σ = 2 moves a judge of
-    quality 0.82 to between 0.2 and 0.99).
+    95 % prior mass on a typical judge quality between 0.19 and 0.99 (median 0.82,
+    ``expit(1.5 ± 1.96 · 1.5)``), so judges worse than chance stay possible. HalfNormal(1) on
+    the logit scale allows anything from identical behaviour across groups (σ ≈ 0) to large
+    differences (with σ = 2, 95 % of groups around a typical quality of 0.82 lie between 0.08
+    and 0.996).
 
     Examples
     --------
