@@ -1,17 +1,23 @@
-"""The ``bayesjudge`` command line: ``demo``, ``estimate`` and ``allocate``.
+"""The ``bayesjudge`` command line: ``demo``, ``estimate``, ``fit`` and ``allocate``.
 
 User mistakes (a missing file or column, bad labels, bad numbers) print one line starting with
 ``bayesjudge: error:`` to stderr and exit with status 2; warnings print as
 ``bayesjudge: warning:`` lines. No traceback reaches the user for such mistakes.
+
+``fit`` and the Bayesian part of ``demo`` import PyMC when they run, not when this module is
+imported.
 """
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
+import logging
 import sys
 import warnings
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -73,6 +79,10 @@ def _result_frame(result, truth=None) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _covered(lower, upper, truth) -> int:
+    return int(((lower <= truth) & (truth <= upper)).sum())
+
+
 def _cmd_demo(args) -> int:
     from bayesjudge.estimate import estimate
     from bayesjudge.simulate import demo_design, simulate_counts
@@ -89,48 +99,84 @@ def _cmd_demo(args) -> int:
         estimate(counts, method="lang-reiczigel", alpha=args.alpha), design["theta"]
     )
     ci = _ci_label(args.alpha)
+    bayes_line = (
+        ""
+        if args.no_bayes
+        else (
+            f"  Bayesian fit (bayesjudge fit): own calibration per group, flat Beta(1, 1) priors,\n"
+            f"  {_DEMO_SAMPLING['chains']} chains x {_DEMO_SAMPLING['draws']} draws, "
+            f"random_seed = {args.seed}; equal-tailed credible intervals.\n"
+        )
+    )
     print(
         "bayesjudge demo: a simulated evaluation with known truth\n"
         "  3 systems x 2 strata; each group: 1000 judged test items and 100 + 100 human-labelled\n"
         "  calibration items (truly incorrect + truly correct). One judge grades everything with\n"
         "  specificity q0 = 0.7 and sensitivity q1 = 0.9 (Lee et al. Sec. 7).\n"
         f"  Generating process: models/misclassification.md; random_seed = {args.seed}.\n"
+        + bayes_line,
+        flush=True,
     )
-    table = pd.DataFrame(
-        {
-            "system": naive["system"],
-            "stratum": naive["stratum"],
-            "true θ": naive["truth"].map(_fmt),
-            "naive p̂": naive["estimate"].map(_fmt),
-            f"naive {ci}": [
-                _fmt_interval(a, b) for a, b in zip(naive["lower"], naive["upper"], strict=True)
-            ],
-            "corrected θ̂": corrected["estimate"].map(_fmt),
-            f"Lang-Reiczigel {ci}": [
-                _fmt_interval(a, b)
-                for a, b in zip(corrected["lower"], corrected["upper"], strict=True)
-            ],
-            "Ĵ": corrected["youden"].map(_fmt),
-        }
+    columns = {
+        "system": naive["system"],
+        "stratum": naive["stratum"],
+        "true θ": naive["truth"].map(_fmt),
+        "naive p̂": naive["estimate"].map(_fmt),
+        f"naive {ci}": [
+            _fmt_interval(a, b) for a, b in zip(naive["lower"], naive["upper"], strict=True)
+        ],
+        "corrected θ̂": corrected["estimate"].map(_fmt),
+        f"Lang-Reiczigel {ci}": [
+            _fmt_interval(a, b) for a, b in zip(corrected["lower"], corrected["upper"], strict=True)
+        ],
+        "Ĵ": corrected["youden"].map(_fmt),
+    }
+    coverage = (
+        f"The true θ lies inside {_covered(naive['lower'], naive['upper'], naive['truth'])} of "
+        f"{len(naive)} naive intervals and inside "
+        f"{_covered(corrected['lower'], corrected['upper'], corrected['truth'])} of "
+        f"{len(corrected)} corrected intervals"
     )
-    print(table.to_string(index=False))
-    covered_naive = int(
-        ((naive["lower"] <= naive["truth"]) & (naive["truth"] <= naive["upper"])).sum()
-    )
-    covered = int(
-        (
-            (corrected["lower"] <= corrected["truth"]) & (corrected["truth"] <= corrected["upper"])
-        ).sum()
-    )
+    if not args.no_bayes:
+        bayes = _demo_bayes(counts, args, naive)
+        columns[f"Bayesian {ci}"] = [
+            _fmt_interval(a, b) for a, b in zip(bayes["lower"], bayes["upper"], strict=True)
+        ]
+        n_bayes = _covered(bayes["lower"], bayes["upper"], naive["truth"])
+        coverage = coverage.replace(" and inside", ", inside") + (
+            f"\nand inside {n_bayes} of {len(bayes)} Bayesian intervals"
+        )
+    print(pd.DataFrame(columns).to_string(index=False))
     print(
-        f"\nThe true θ lies inside {covered_naive} of {len(naive)} naive intervals and inside "
-        f"{covered} of {len(corrected)} corrected intervals.\n"
+        f"\n{coverage}.\n"
         "The naive share judged correct estimates p = θ·q1 + (1 − θ)(1 − q0), not θ: this judge\n"
         "over-calls 'correct' on weak systems and under-calls it on strong ones. The corrected\n"
         "estimate (Rogan–Gladen) and its interval account for the judge's errors and for the\n"
         "uncertainty of both the test and the calibration set."
+        + (
+            ""
+            if args.no_bayes
+            else "\nSo does the Bayesian posterior of θ, whose intervals stay inside [0, 1];\n"
+            "'bayesjudge fit' also gives θ over all strata per system and P(system a beats b)."
+        )
     )
     return 0
+
+
+# Sampler settings of the Bayesian fit in ``demo``: about a second of sampling once compiled.
+_DEMO_SAMPLING = {"draws": 1000, "tune": 1000, "chains": 4}
+
+
+def _demo_bayes(counts, args, frame: pd.DataFrame) -> pd.DataFrame:
+    """ETI of θ per group from ``bayesjudge.fit`` (separate calibration), rows as ``frame``."""
+    from bayesjudge.models.fit import fit
+
+    with _quiet_pymc():
+        result = fit(counts, random_seed=args.seed, **_DEMO_SAMPLING)
+    summary = result.summary(ci_prob=1 - args.alpha, var_names=["theta"])
+    summary = summary.rename(columns={"eti_lower": "lower", "eti_upper": "upper"})
+    summary[["system", "stratum"]] = summary[["system", "stratum"]].astype(str)
+    return frame[["system", "stratum"]].merge(summary, on=["system", "stratum"], how="left")
 
 
 def _cmd_estimate(args) -> int:
@@ -194,6 +240,298 @@ def _cmd_estimate(args) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- fit
+
+_LABELS = {"theta": "θ", "theta_total": "θ_total", "youden": "J"}
+
+
+@contextmanager
+def _quiet_pymc():
+    """Silence PyMC's INFO log lines (sampler start, timing) while sampling."""
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _int_at_least(low: int):
+    """Return an argparse type that accepts an integer >= ``low``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}; got {text!r}")
+        return value
+
+    return parse
+
+
+def _open_unit(text: str) -> float:
+    """Parse a probability strictly between 0 and 1 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), e.g. 0.95; got {text!r}")
+    return value
+
+
+def _pool_over(text: str) -> tuple[str, ...]:
+    """Parse ``system``, ``stratum`` or ``system,stratum`` (argparse type)."""
+    items = [item.strip() for item in text.split(",")]
+    if not items or any(item not in ("system", "stratum") for item in items):
+        raise argparse.ArgumentTypeError(
+            f"must be system, stratum or system,stratum (the dims across which the judge's "
+            f"quality is shared); got {text!r}"
+        )
+    return tuple(d for d in ("system", "stratum") if d in items)
+
+
+def _prior(text: str) -> tuple[float, float] | float:
+    """Parse ``A,B`` (Beta parameters) or one number, a known value (argparse type)."""
+    parts = text.split(",")
+    try:
+        values = [float(part) for part in parts]
+    except ValueError:
+        values = []
+    if len(values) not in (1, 2):
+        raise argparse.ArgumentTypeError(
+            f"must be A,B (the parameters of a Beta(A, B) prior) or, for q0 and q1, one known "
+            f"value in [0, 1]; got {text!r}"
+        )
+    return values[0] if len(values) == 1 else (values[0], values[1])
+
+
+def _fit_priors(args):
+    """Build ``Priors`` from the --prior-* options; errors name the option."""
+    from bayesjudge.models.priors import Priors
+
+    given = {}
+    for field in ("theta", "q0", "q1"):
+        value = getattr(args, f"prior_{field}")
+        if value is None:
+            continue
+        option = f"--prior-{field.replace('_', '-')}"
+        raw = ",".join(f"{v:g}" for v in value) if isinstance(value, tuple) else f"{value:g}"
+        try:
+            Priors(**{field: value})
+        except ValueError as err:
+            raise UsageError(f"{option} {raw}: {err}") from None
+        given[field] = value
+    return Priors(**given)
+
+
+def _describe_priors(priors, calibration: str) -> str:
+    def beta(name):
+        value = getattr(priors, name)
+        if isinstance(value, float):
+            return f"{name} = {value:g} (known)"
+        return f"{name} ~ Beta({value[0]:g}, {value[1]:g})"
+
+    parts = [beta("theta").replace("theta", "θ")]
+    if calibration == "hierarchical":
+        for q in ("q0", "q1"):
+            mu, sd = getattr(priors, f"{q}_logit_mean")
+            tau = getattr(priors, f"{q}_logit_scale")
+            parts.append(
+                f"logit {q} ~ Normal(μ, σ), μ ~ Normal({mu:g}, {sd:g}), σ ~ HalfNormal({tau:g})"
+            )
+    else:
+        parts += [beta("q0"), beta("q1")]
+    return "; ".join(parts)
+
+
+def _describe_aggregate(aggregate, n_strata: int) -> str:
+    if aggregate == "auto":
+        aggregate = "test" if n_strata > 1 else None
+    return {
+        None: "none (θ per stratum only)",
+        "test": "θ_total = strata weighted by each system's test counts",
+        "dirichlet": "θ_total = strata weighted by Dirichlet shares of the population",
+    }[aggregate]
+
+
+def _fit_frames(result, ci_prob: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Return the tidy summary and the pairwise comparisons of systems (empty if one)."""
+    summary = result.summary(ci_prob=ci_prob)
+    rows = []
+    if result.counts.sizes["system"] >= 2:
+        for var in ("theta", "theta_total"):
+            if var not in result.posterior.data_vars:
+                continue
+            comp = result.compare(dim="system", var=var, ci_prob=ci_prob)
+            strata = comp["stratum"].values.tolist() if "stratum" in comp.dims else [None]
+            for pair in comp["pair"].values.tolist():
+                for stratum in strata:
+                    sel = {"pair": pair} if stratum is None else {"pair": pair, "stratum": stratum}
+                    c = comp.sel(sel)
+                    rows.append(
+                        {
+                            "variable": f"{var}_difference",
+                            "system": pair,
+                            "stratum": stratum,
+                            "mean": float(c["mean"]),
+                            "sd": float(c["sd"]),
+                            "median": float(c["median"]),
+                            "eti_lower": float(c["ci"].sel(ci_bound="lower")),
+                            "eti_upper": float(c["ci"].sel(ci_bound="upper")),
+                            "prob_greater": float(c["prob_greater"]),
+                        }
+                    )
+    return summary, pd.DataFrame(rows)
+
+
+def _fmt_prob(x: float) -> str:
+    """Format a posterior probability; 0 and 1 mean 'beyond the draws' resolution'."""
+    if x == 0:
+        return "<0.001"
+    if x == 1:
+        return ">0.999"
+    return _fmt(x)
+
+
+def _fmt_int(x: float) -> str:
+    return "—" if np.isnan(x) else f"{x:.0f}"
+
+
+def _label(value) -> str:
+    return "—" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+
+
+def _cmd_fit(args) -> int:
+    from pathlib import Path
+
+    from bayesjudge.data import JudgeCounts
+
+    if args.pool_over is not None and args.calibration_model == "separate":
+        raise UsageError(
+            "--pool-over applies to --calibration-model shared or hierarchical; 'separate' "
+            "gives every group its own q0, q1. Drop --pool-over or choose another model."
+        )
+    if args.judge_better_than_chance and args.calibration_model == "hierarchical":
+        raise UsageError(
+            "--judge-better-than-chance applies to --calibration-model separate or shared; the "
+            "hierarchical model's population of calibrated groups already tells θ from 1 − θ."
+        )
+    if args.save is not None:
+        parent = Path(args.save).expanduser().resolve().parent
+        if not parent.is_dir():
+            raise UsageError(f"--save {args.save}: the folder {str(parent)!r} does not exist.")
+
+    from bayesjudge.models.build import model_config
+    from bayesjudge.models.fit import fit
+
+    priors = _fit_priors(args)
+    if args.calibration is None and not (priors.known("q0") and priors.known("q1")):
+        raise UsageError(
+            "--calibration is required (the judge's errors q0, q1 are estimated from it) unless "
+            "--prior-q0 and --prior-q1 both give known values."
+        )
+    counts = JudgeCounts.from_frames(
+        args.test,
+        args.calibration,
+        judge=args.judge,
+        human=args.human,
+        system=args.system,
+        stratum=args.stratum,
+        positive=args.positive,
+    )
+    aggregate = None if args.aggregate == "none" else args.aggregate
+    options = {
+        "calibration": args.calibration_model,
+        "pool_over": args.pool_over,
+        "priors": priors,
+        "aggregate": aggregate,
+        "judge_better_than_chance": args.judge_better_than_chance,
+    }
+    config = model_config(**options)  # validates the model before any sampling
+    seed = (
+        args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
+    )
+    sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
+    sampling |= {"random_seed": seed, "sampler": args.sampler}
+    if args.target_accept is not None:
+        sampling["target_accept"] = args.target_accept
+    target_accept = sampling.get(
+        "target_accept", inspect.signature(fit).parameters["target_accept"].default
+    )
+    ci = f"{100 * args.ci_prob:g}% interval"
+    if args.format == "table":
+        pooled = f" pooled over {','.join(config['pool_over'])}" if config["pool_over"] else ""
+        print(
+            f"model: calibration {config['calibration']}{pooled}"
+            + ("; judge better than chance (J > 0)" if args.judge_better_than_chance else "")
+            + f"; aggregate: {_describe_aggregate(aggregate, counts.sizes['stratum'])}\n"
+            f"priors: {_describe_priors(priors, config['calibration'])}\n"
+            f"sampler: {args.sampler}, {args.chains} chains x {args.draws} draws after "
+            f"{args.tune} tuning steps, target_accept {target_accept:g}, seed {seed} (repeat "
+            f"with --seed {seed})\n"
+            f"intervals: {ci.replace('interval', 'equal-tailed credible intervals')}",
+            flush=True,
+        )
+    # A known q is constant over the draws; its r_hat (0 / 0) is NaN, not worth a warning.
+    known_q = priors.known("q0") or priors.known("q1")
+    with _quiet_pymc(), np.errstate(**({"invalid": "ignore"} if known_q else {})):
+        result = fit(counts, **options, **sampling)
+        summary, comparisons = _fit_frames(result, args.ci_prob)
+    if args.save is not None:
+        result.save(Path(args.save).expanduser())
+    if args.format == "csv":
+        frame = (
+            pd.concat([summary, comparisons], ignore_index=True) if len(comparisons) else summary
+        )
+        if "prob_greater" not in frame:
+            frame["prob_greater"] = np.nan
+        print(frame.to_csv(index=False), end="")
+        return 0
+    table = pd.DataFrame(
+        {
+            "quantity": summary["variable"].map(lambda v: _LABELS.get(v, v)),
+            "system": summary["system"].map(_label),
+            "stratum": summary["stratum"].map(_label),
+            "mean": summary["mean"].map(_fmt),
+            "sd": summary["sd"].map(_fmt),
+            ci: [
+                _fmt_interval(a, b)
+                for a, b in zip(summary["eti_lower"], summary["eti_upper"], strict=True)
+            ],
+            "ess_bulk": summary["ess_bulk"].map(_fmt_int),
+            "ess_tail": summary["ess_tail"].map(_fmt_int),
+            "r_hat": summary["r_hat"].map(_fmt),
+        }
+    )
+    print("\nPosterior summary (J = q0 + q1 − 1, the judge's Youden index)")
+    print(table.to_string(index=False))
+    if len(comparisons):
+        table = pd.DataFrame(
+            {
+                "difference": comparisons["variable"].map(
+                    lambda v: "Δ" + _LABELS[v.removesuffix("_difference")]
+                ),
+                "systems a - b": comparisons["system"],
+                "stratum": comparisons["stratum"].map(_label),
+                "mean": comparisons["mean"].map(_fmt),
+                ci: [
+                    _fmt_interval(a, b)
+                    for a, b in zip(comparisons["eti_lower"], comparisons["eti_upper"], strict=True)
+                ],
+                "P(a > b)": comparisons["prob_greater"].map(_fmt_prob),
+            }
+        )
+        print("\nComparisons of systems (posterior of the difference, draw by draw)")
+        print(table.to_string(index=False))
+    if args.save is not None:
+        print(f"\nSaved the fit to {args.save} (read it with bayesjudge.load).")
+    return 0
+
+
 def _allocation_rows(report) -> list[dict]:
     """One row per allocation strategy of an ``AllocationReport``."""
     return [
@@ -250,6 +588,17 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"bayesjudge: error: {message} (see '{self.prog} --help')\n")
 
 
+def _add_table_options(parser: argparse.ArgumentParser) -> None:
+    """Add the options that read item-level test and calibration tables (estimate, fit)."""
+    parser.add_argument("--test", required=True, help="CSV/Parquet of judged test items")
+    parser.add_argument("--calibration", help="CSV/Parquet of human-labelled calibration items")
+    parser.add_argument("--judge", default="judge", help="judge verdict column (default: judge)")
+    parser.add_argument("--human", default="human", help="human label column (default: human)")
+    parser.add_argument("--system", help="column naming the evaluated system")
+    parser.add_argument("--stratum", help="column naming the stratum (task type, length, ...)")
+    parser.add_argument("--positive", help="label value meaning 'correct' if not yes/no, 1/0, ...")
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="bayesjudge",
@@ -261,16 +610,13 @@ def _build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser("demo", help="simulate an evaluation and compare naive vs corrected")
     demo.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
     demo.add_argument("--alpha", type=float, default=0.05, help="1 - interval coverage")
+    demo.add_argument(
+        "--no-bayes", action="store_true", help="skip the Bayesian fit (no PyMC, no compile)"
+    )
     demo.set_defaults(func=_cmd_demo)
 
     est = sub.add_parser("estimate", help="estimate true accuracy from verdict tables")
-    est.add_argument("--test", required=True, help="CSV/Parquet of judged test items")
-    est.add_argument("--calibration", help="CSV/Parquet of human-labelled calibration items")
-    est.add_argument("--judge", default="judge", help="judge verdict column (default: judge)")
-    est.add_argument("--human", default="human", help="human label column (default: human)")
-    est.add_argument("--system", help="column naming the evaluated system")
-    est.add_argument("--stratum", help="column naming the stratum (task type, length, ...)")
-    est.add_argument("--positive", help="label value meaning 'correct' if not yes/no, 1/0, ...")
+    _add_table_options(est)
     est.add_argument(
         "--method",
         default="lang-reiczigel",
@@ -287,6 +633,61 @@ def _build_parser() -> argparse.ArgumentParser:
     est.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples")
     est.add_argument("--json", action="store_true", help="print JSON instead of a table")
     est.set_defaults(func=_cmd_estimate)
+
+    fit = sub.add_parser("fit", help="Bayesian posterior of true accuracy from verdict tables")
+    _add_table_options(fit)
+    fit.add_argument(
+        "--calibration-model",
+        default="separate",
+        choices=["separate", "shared", "hierarchical"],
+        help="each group's own q0, q1 (default); one q0, q1 shared across --pool-over; or "
+        "q0, q1 drawn from a population across --pool-over",
+    )
+    fit.add_argument(
+        "--pool-over",
+        type=_pool_over,
+        help="dims sharing the judge's quality: system, stratum or system,stratum (default both)",
+    )
+    fit.add_argument(
+        "--judge-better-than-chance",
+        action="store_true",
+        help="restrict the prior to J = q0 + q1 - 1 > 0 (separate and shared models)",
+    )
+    fit.add_argument(
+        "--aggregate",
+        default="auto",
+        choices=["auto", "test", "dirichlet", "none"],
+        help="θ_total per system over strata: weights from test counts, Dirichlet, or none; "
+        "auto = test when there are several strata",
+    )
+    fit.add_argument("--prior-theta", type=_prior, metavar="A,B", help="Beta prior of θ (1,1)")
+    fit.add_argument(
+        "--prior-q0", type=_prior, metavar="A,B|VALUE", help="Beta prior of q0, or a known q0"
+    )
+    fit.add_argument(
+        "--prior-q1", type=_prior, metavar="A,B|VALUE", help="Beta prior of q1, or a known q1"
+    )
+    fit.add_argument("--draws", type=_int_at_least(1), default=1000, help="draws per chain")
+    fit.add_argument("--tune", type=_int_at_least(0), default=1000, help="tuning steps per chain")
+    fit.add_argument("--chains", type=_int_at_least(1), default=4, help="chains (default 4)")
+    fit.add_argument("--seed", type=int, default=None, help="sampler seed (default: drawn)")
+    fit.add_argument(
+        "--ci-prob", type=_open_unit, default=0.95, help="credible interval probability (0.95)"
+    )
+    fit.add_argument(
+        "--target-accept",
+        type=_open_unit,
+        help="NUTS target acceptance rate (default: bayesjudge.fit's); raise it on divergences",
+    )
+    fit.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
+    fit.add_argument("--save", metavar="FIT.nc", help="write the fit to a netCDF file")
+    fit.add_argument(
+        "--format",
+        default="table",
+        choices=["table", "csv"],
+        help="tables with settings, or one tidy CSV (summary and comparison rows)",
+    )
+    fit.set_defaults(func=_cmd_fit)
 
     alloc = sub.add_parser("allocate", help="split a calibration budget between label types")
     alloc.add_argument("--budget", type=int, required=True, help="total calibration items m")
