@@ -44,11 +44,13 @@ def _run(args, capsys):
 
 
 def test_demo_prints_truth_naive_and_corrected(capsys):
-    code, out, err = _run(["demo", "--seed", "1"], capsys)
+    # --no-bayes skips the Bayesian fit (tested in test_cli_fit.py) and PyMC's compile.
+    code, out, err = _run(["demo", "--seed", "1", "--no-bayes"], capsys)
     assert code == 0, err
     assert "true θ" in out and "naive p̂" in out and "corrected θ̂" in out
     assert "model-a" in out and "knowledge" in out
     assert "random_seed = 1" in out
+    assert "Bayesian" not in out
 
 
 def test_estimate_table_and_json_match_python_api(tables, capsys):

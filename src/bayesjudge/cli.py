@@ -11,7 +11,6 @@ imported.
 from __future__ import annotations
 
 import argparse
-import inspect
 import json
 import logging
 import sys
@@ -451,31 +450,14 @@ def _cmd_fit(args) -> int:
         "aggregate": aggregate,
         "judge_better_than_chance": args.judge_better_than_chance,
     }
-    config = model_config(**options)  # validates the model before any sampling
+    model_config(**options)  # validates the model before any sampling
     seed = (
         args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
     )
     sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
     sampling |= {"random_seed": seed, "sampler": args.sampler}
-    if args.target_accept is not None:
+    if args.target_accept is not None:  # else bayesjudge.fit's default for the model
         sampling["target_accept"] = args.target_accept
-    target_accept = sampling.get(
-        "target_accept", inspect.signature(fit).parameters["target_accept"].default
-    )
-    ci = f"{100 * args.ci_prob:g}% interval"
-    if args.format == "table":
-        pooled = f" pooled over {','.join(config['pool_over'])}" if config["pool_over"] else ""
-        print(
-            f"model: calibration {config['calibration']}{pooled}"
-            + ("; judge better than chance (J > 0)" if args.judge_better_than_chance else "")
-            + f"; aggregate: {_describe_aggregate(aggregate, counts.sizes['stratum'])}\n"
-            f"priors: {_describe_priors(priors, config['calibration'])}\n"
-            f"sampler: {args.sampler}, {args.chains} chains x {args.draws} draws after "
-            f"{args.tune} tuning steps, target_accept {target_accept:g}, seed {seed} (repeat "
-            f"with --seed {seed})\n"
-            f"intervals: {ci.replace('interval', 'equal-tailed credible intervals')}",
-            flush=True,
-        )
     # A known q is constant over the draws; its r_hat (0 / 0) is NaN, not worth a warning.
     known_q = priors.known("q0") or priors.known("q1")
     with _quiet_pymc(), np.errstate(**({"invalid": "ignore"} if known_q else {})):
@@ -491,6 +473,19 @@ def _cmd_fit(args) -> int:
             frame["prob_greater"] = np.nan
         print(frame.to_csv(index=False), end="")
         return 0
+    ci = f"{100 * args.ci_prob:g}% interval"
+    settings = result.config  # what was fitted, defaults resolved
+    pooled = f" pooled over {','.join(settings['pool_over'])}" if settings["pool_over"] else ""
+    print(
+        f"model: calibration {settings['calibration']}{pooled}"
+        + ("; judge better than chance (J > 0)" if settings["judge_better_than_chance"] else "")
+        + f"; aggregate: {_describe_aggregate(aggregate, counts.sizes['stratum'])}\n"
+        f"priors: {_describe_priors(priors, settings['calibration'])}\n"
+        f"sampler: {settings['sampler']}, {settings['chains']} chains x {settings['draws']} draws "
+        f"after {settings['tune']} tuning steps, target_accept {settings['target_accept']:g}, "
+        f"seed {seed} (repeat with --seed {seed})\n"
+        f"intervals: {ci.replace('interval', 'equal-tailed credible intervals')}"
+    )
     table = pd.DataFrame(
         {
             "quantity": summary["variable"].map(lambda v: _LABELS.get(v, v)),

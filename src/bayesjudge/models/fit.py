@@ -107,10 +107,11 @@ def _sample_nutpie(model, counts, config, *, draws, tune, chains, seed, target_a
 def _sample_pymc(model, *, draws, tune, chains, seed, target_accept, progress):
     tree = pm.sample(
         model=model,
+        nuts_sampler="pymc",  # PyMC 6 would otherwise pick nutpie when it is installed
         draws=draws,
         tune=tune,
         chains=chains,
-        cores=min(chains, os.cpu_count() or 1),
+        cores=1,  # forking a process that already runs threads (nutpie, BLAS) can deadlock
         random_seed=seed,
         target_accept=target_accept,
         progressbar=progress,
@@ -138,6 +139,23 @@ def _observed_tree(model) -> dict[str, xr.Dataset]:
         coords=coords,
     )
     return {"observed_data": observed, "constant_data": constant}
+
+
+def _varies(draws: xr.DataArray) -> bool:
+    """Return False for a variable fixed by a known prior (constant up to rounding)."""
+    return bool((draws.max(("chain", "draw")) > draws.min(("chain", "draw"))).any())
+
+
+def _convergence(single: xr.Dataset, name: str) -> dict[str, xr.DataArray]:
+    """Bulk/tail ESS and r_hat of one variable; NaN for a constant (known) variable."""
+    if not _varies(single[name]):
+        nan = xr.full_like(single[name].isel(chain=0, draw=0, drop=True), np.nan, dtype=float)
+        return {"ess_bulk": nan, "ess_tail": nan, "r_hat": nan}
+    return {
+        "ess_bulk": az.ess(single, method="bulk")[name],
+        "ess_tail": az.ess(single, method="tail")[name],
+        "r_hat": az.rhat(single)[name],
+    }
 
 
 def fit(
@@ -171,7 +189,7 @@ def fit(
         ``fit.tree.attrs["random_seed"]`` so that the fit can be repeated.
     sampler : {"nutpie", "pymc"}, default "nutpie"
         ``"nutpie"`` (fast, compiled with numba; a model of the same structure is compiled
-        once per session) or PyMC's own NUTS.
+        once per session) or PyMC's own NUTS (its chains run one after another).
     target_accept : float, optional
         Target acceptance rate of NUTS; raise it (0.95, 0.99) if divergences are reported.
         Default 0.9 (0.95 for ``calibration="hierarchical"``), above PyMC's 0.8: θ and q0
@@ -453,7 +471,7 @@ class Fit:
         """
         post = self.posterior[self._reported()]
         # Variables fixed by known priors are constant; their r_hat/ESS are undefined.
-        varying = [v for v in post.data_vars if float(post[v].std()) > 0]
+        varying = [v for v in post.data_vars if _varies(post[v])]
         post = post[varying]
         diverging = self.tree["sample_stats"].dataset["diverging"]
         out = {
@@ -573,9 +591,7 @@ class Fit:
                     "median": draws.median(("chain", "draw")),
                     "eti": eti,
                     "hdi": hdi,
-                    "ess_bulk": az.ess(single, method="bulk")[name],
-                    "ess_tail": az.ess(single, method="tail")[name],
-                    "r_hat": az.rhat(single)[name],
+                    **_convergence(single, name),
                 },
                 attrs={"ci_prob": ci_prob, "ci_kind": "eti and hdi"},
             )
