@@ -48,6 +48,7 @@ format: $(STAMP)  ## Apply ruff fixes and formatting
 bench: $(STAMP)  ## Benchmarks (not part of the test suite); results in benchmarks/results/
 	$(BIN)/python benchmarks/bench_lang_reiczigel.py
 	$(BIN)/python benchmarks/bench_bootstrap.py
+	$(BIN)/python benchmarks/bench_fit.py
 
 clean:  ## Remove .venv and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist

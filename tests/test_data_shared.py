@@ -58,7 +58,9 @@ def test_constructor_rejects_an_attribute_that_contradicts_the_counts():
     ds = bj.JudgeCounts.from_counts(
         n=[10, 20], k=[5, 9], m0=[4, 5], tn=[3, 3], m1=6, tp=5, system=["a", "b"]
     ).dataset.assign_attrs({SHARED_ATTR: "system"})
-    with pytest.raises(ValueError, match=r"says its calibration is shared over 'system' .* but m0 differs"):
+    with pytest.raises(
+        ValueError, match=r"says its calibration is shared over 'system' .* but m0 differs"
+    ):
         bj.JudgeCounts(ds)
     with pytest.raises(ValueError, match=r"must name dims among \['system', 'stratum'\]"):
         bj.JudgeCounts(ds.assign_attrs({SHARED_ATTR: "judge"}))

@@ -191,6 +191,11 @@ def _expand(var, kept: Sequence[str], target: Sequence[str] = DIMS):
     return var.dimshuffle([kept.index(d) if d in kept else "x" for d in target])
 
 
+def _f64(values) -> list[np.float64]:
+    """Prior parameters as float64: pytensor would make exact floats (2.0, 1.5) float32."""
+    return [np.float64(v) for v in values]
+
+
 def _plain(value):
     return value.item() if isinstance(value, np.generic) else value
 
@@ -198,7 +203,9 @@ def _plain(value):
 def _warn_uncalibrated(cal, calibration: str, priors: Priors) -> None:
     if priors.known("q0") and priors.known("q1"):
         return
-    lacking = (cal["m0"] == 0) | (cal["m1"] == 0)
+    lacking = ((cal["m0"] == 0) & (not priors.known("q0"))) | (
+        (cal["m1"] == 0) & (not priors.known("q1"))
+    )
     if not bool(lacking.any()):
         return
     first = np.argwhere(np.atleast_1d(lacking.values))[0]
@@ -353,7 +360,7 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
         m1 = pm.Data("m1", cal["m1"].values, dims=cal_dims)
         tp_obs = pm.Data("tp_observed", cal["tp"].values, dims=cal_dims)
 
-        theta = pm.Beta("theta", *priors.theta, dims=DIMS)
+        theta = pm.Beta("theta", *_f64(priors.theta), dims=DIMS)
         if calibration == "hierarchical":
             q0, q1 = (
                 _hierarchical_q(name, priors, kept=tuple(d for d in DIMS if d not in pooled))
@@ -400,7 +407,7 @@ def _beta_qs(priors: Priors, kept: tuple[str, ...], *, judge_better_than_chance:
         q = {
             name: known(name)
             if priors.known(name)
-            else pm.Beta(name, *getattr(priors, name), dims=kept)
+            else pm.Beta(name, *_f64(getattr(priors, name)), dims=kept)
             for name in ("q0", "q1")
         }
         return q["q0"], q["q1"]
@@ -411,10 +418,14 @@ def _beta_qs(priors: Priors, kept: tuple[str, ...], *, judge_better_than_chance:
         return known("q0"), known("q1")
     first, second = ("q1", "q0") if not priors.known("q0") else ("q0", "q1")
     other = (
-        known(first) if priors.known(first) else pm.Beta(first, *getattr(priors, first), dims=kept)
+        known(first)
+        if priors.known(first)
+        else pm.Beta(first, *_f64(getattr(priors, first)), dims=kept)
     )
-    dist = pm.Beta.dist(*getattr(priors, second))
-    this = pm.Truncated(second, dist, lower=1 - other, dims=kept)
+    dist = pm.Beta.dist(*_f64(getattr(priors, second)))
+    # upper=1 keeps the sampler inside the support; without it the transform maps to
+    # (1 − other, ∞), where the density is zero and nearly every draw diverges.
+    this = pm.Truncated(second, dist, lower=1 - other, upper=1.0, dims=kept)
     if not priors.known(first):
         pm.Potential("judge_better_than_chance", pt.log1mexp(pm.logcdf(dist, 1 - other)).sum())
     q = {first: other, second: this}
@@ -423,8 +434,10 @@ def _beta_qs(priors: Priors, kept: tuple[str, ...], *, judge_better_than_chance:
 
 def _hierarchical_q(name: str, priors: Priors, kept: tuple[str, ...]):
     """Non-centered logit q ~ Normal(mu, sigma) with mu, sigma over the ``kept`` dims."""
-    mu = pm.Normal(f"{name}_logit_mean", *getattr(priors, f"{name}_logit_mean"), dims=kept)
-    sigma = pm.HalfNormal(f"{name}_logit_scale", getattr(priors, f"{name}_logit_scale"), dims=kept)
-    z = pm.Normal(f"{name}_z", 0.0, 1.0, dims=DIMS)
+    mu = pm.Normal(f"{name}_logit_mean", *_f64(getattr(priors, f"{name}_logit_mean")), dims=kept)
+    sigma = pm.HalfNormal(
+        f"{name}_logit_scale", *_f64([getattr(priors, f"{name}_logit_scale")]), dims=kept
+    )
+    z = pm.Normal(f"{name}_z", *_f64([0.0, 1.0]), dims=DIMS)
     logit = _expand(mu, kept) + _expand(sigma, kept) * z
     return pm.Deterministic(name, pm.math.invlogit(logit), dims=DIMS)
