@@ -12,11 +12,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import logging
 import sys
 import warnings
 from collections.abc import Sequence
-from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -170,24 +168,18 @@ def _demo_bayes(counts, args, frame: pd.DataFrame) -> pd.DataFrame:
     """ETI of θ per group from ``bayesjudge.fit`` (separate calibration), rows as ``frame``."""
     from bayesjudge.models.fit import fit
 
-    with _quiet_pymc():
-        result = fit(counts, random_seed=args.seed, **_DEMO_SAMPLING)
+    result = fit(counts, random_seed=args.seed, **_DEMO_SAMPLING)
     summary = result.summary(ci_prob=1 - args.alpha, var_names=["theta"])
     summary = summary.rename(columns={"eti_lower": "lower", "eti_upper": "upper"})
     summary[["system", "stratum"]] = summary[["system", "stratum"]].astype(str)
     return frame[["system", "stratum"]].merge(summary, on=["system", "stratum"], how="left")
 
 
-def _cmd_estimate(args) -> int:
+def _read_counts(args):
+    """Count the --test and --calibration tables with the table options of the command."""
     from bayesjudge.data import JudgeCounts
-    from bayesjudge.estimate import estimate
 
-    if args.calibration is None and args.method != "naive":
-        raise UsageError(
-            f"--calibration is required for --method {args.method} (the judge's errors are "
-            "estimated from it); pass a human-labelled CSV/Parquet file or use --method naive."
-        )
-    counts = JudgeCounts.from_frames(
+    return JudgeCounts.from_frames(
         args.test,
         args.calibration,
         judge=args.judge,
@@ -196,6 +188,17 @@ def _cmd_estimate(args) -> int:
         stratum=args.stratum,
         positive=args.positive,
     )
+
+
+def _cmd_estimate(args) -> int:
+    from bayesjudge.estimate import estimate
+
+    if args.calibration is None and args.method != "naive":
+        raise UsageError(
+            f"--calibration is required for --method {args.method} (the judge's errors are "
+            "estimated from it); pass a human-labelled CSV/Parquet file or use --method naive."
+        )
+    counts = _read_counts(args)
     result = estimate(
         counts,
         method=args.method,
@@ -242,18 +245,6 @@ def _cmd_estimate(args) -> int:
 # ----------------------------------------------------------------------------- fit
 
 _LABELS = {"theta": "θ", "theta_total": "θ_total", "youden": "J"}
-
-
-@contextmanager
-def _quiet_pymc():
-    """Silence PyMC's INFO log lines (sampler start, timing) while sampling."""
-    logger = logging.getLogger("pymc")
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
 
 
 def _int_at_least(low: int):
@@ -407,8 +398,6 @@ def _label(value) -> str:
 def _cmd_fit(args) -> int:
     from pathlib import Path
 
-    from bayesjudge.data import JudgeCounts
-
     if args.pool_over is not None and args.calibration_model == "separate":
         raise UsageError(
             "--pool-over applies to --calibration-model shared or hierarchical; 'separate' "
@@ -433,15 +422,7 @@ def _cmd_fit(args) -> int:
             "--calibration is required (the judge's errors q0, q1 are estimated from it) unless "
             "--prior-q0 and --prior-q1 both give known values."
         )
-    counts = JudgeCounts.from_frames(
-        args.test,
-        args.calibration,
-        judge=args.judge,
-        human=args.human,
-        system=args.system,
-        stratum=args.stratum,
-        positive=args.positive,
-    )
+    counts = _read_counts(args)
     aggregate = None if args.aggregate == "none" else args.aggregate
     options = {
         "calibration": args.calibration_model,
@@ -458,11 +439,8 @@ def _cmd_fit(args) -> int:
     sampling |= {"random_seed": seed, "sampler": args.sampler}
     if args.target_accept is not None:  # else bayesjudge.fit's default for the model
         sampling["target_accept"] = args.target_accept
-    # A known q is constant over the draws; its r_hat (0 / 0) is NaN, not worth a warning.
-    known_q = priors.known("q0") or priors.known("q1")
-    with _quiet_pymc(), np.errstate(**({"invalid": "ignore"} if known_q else {})):
-        result = fit(counts, **options, **sampling)
-        summary, comparisons = _fit_frames(result, args.ci_prob)
+    result = fit(counts, **options, **sampling)
+    summary, comparisons = _fit_frames(result, args.ci_prob)
     if args.save is not None:
         result.save(Path(args.save).expanduser())
     if args.format == "csv":
