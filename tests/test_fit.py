@@ -390,3 +390,17 @@ def test_prior_predictive_draws_from_the_prior(counts):
 
 def test_fit_module_does_not_leak_compiled_models():
     assert len(fit_module._COMPILED) <= fit_module._COMPILED_MAX
+
+
+@pytest.mark.parametrize("aggregate", ["test", "dirichlet"])
+def test_cached_compiled_model_sees_new_data(aggregate):
+    """A refit of the same structure reuses the compiled model: it must use the new counts."""
+    first = bj.simulate_counts(THETA, 0.8, 0.9, 300, 80, 80, system=SYSTEMS, stratum=STRATA,
+                               random_seed=1)  # fmt: skip
+    second = bj.simulate_counts(THETA[::-1], 0.7, 0.95, [[100, 500]] * 2, 50, 120,
+                                system=SYSTEMS, stratum=STRATA, random_seed=2)  # fmt: skip
+    bj.fit(first, aggregate=aggregate, random_seed=3)
+    cached = bj.fit(second, aggregate=aggregate, random_seed=3)
+    fit_module._COMPILED.clear()
+    fresh = bj.fit(second, aggregate=aggregate, random_seed=3)
+    xr.testing.assert_equal(cached.posterior, fresh.posterior)

@@ -381,9 +381,7 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
 
         if agg_kind == "dirichlet":
             weights = pm.Dirichlet("stratum_weight", a=np.ones(ds["n"].shape), dims=DIMS)
-            pm.Multinomial(
-                "stratum_n", n=n.sum(axis=1), p=weights, observed=ds["n"].values, dims=DIMS
-            )
+            pm.Multinomial("stratum_n", n=n.sum(axis=1), p=weights, observed=n, dims=DIMS)
         elif agg_kind is not None:
             w = (
                 agg_weights

@@ -50,7 +50,6 @@ _FORMAT = "bayesjudge-fit-1"
 # new seed) reuse the compiled logp instead of paying the numba compile again.
 _COMPILED: OrderedDict[str, object] = OrderedDict()
 _COMPILED_MAX = 16
-_DATA_NAMES = ("n", "k_observed", "m0", "tn_observed", "m1", "tp_observed", "stratum_weight")
 
 
 @contextlib.contextmanager
@@ -97,7 +96,8 @@ def _sample_nutpie(model, counts, config, *, draws, tune, chains, seed, target_a
             _COMPILED.popitem(last=False)
     else:
         _COMPILED.move_to_end(key)
-        data = {name: model[name].get_value() for name in _DATA_NAMES if name in model.named_vars}
+        # Every data container, so no count of the new data set is left out.
+        data = {v.name: v.get_value() for v in model.data_vars}
         compiled = compiled.with_data(**data)
     tree = nutpie.sample(
         compiled,
