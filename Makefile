@@ -12,7 +12,7 @@ FIND_PYTHON := for c in "$$(pyenv which python 2>/dev/null)" python3.13 python3.
 	   "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	command -v "$$c"; break; fi; done
 
-.PHONY: help install demo test test-fast test-slow lint format bench clean
+.PHONY: help install demo test test-slow lint format bench notebooks clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -49,6 +49,13 @@ bench: $(STAMP)  ## Benchmarks (not part of the test suite); results in benchmar
 	$(BIN)/python benchmarks/bench_lang_reiczigel.py
 	$(BIN)/python benchmarks/bench_bootstrap.py
 	$(BIN)/python benchmarks/bench_fit.py
+
+notebooks: $(STAMP)  ## Re-execute every notebook in place at full draws (outputs committed)
+	for nb in notebooks/*.ipynb; do echo "executing $$nb"; \
+	$(BIN)/python -c "import sys, nbformat; from nbclient import NotebookClient; \
+	p = sys.argv[1]; nb = nbformat.read(p, as_version=4); \
+	NotebookClient(nb, kernel_name='python3', timeout=600, record_timing=False, \
+	resources={'metadata': {'path': 'notebooks'}}).execute(); nbformat.write(nb, p)" "$$nb" || exit 1; done
 
 clean:  ## Remove .venv and caches
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist
