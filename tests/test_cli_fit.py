@@ -7,6 +7,7 @@ the table, to float precision in the CSV). Only two model structures are compile
 two-system tables and the demo design), so the numba compile is paid twice per process.
 """
 
+import json
 import re
 from io import StringIO
 
@@ -247,3 +248,30 @@ def test_demo_shows_bayesian_intervals_from_fit(capsys):
         truth = float(design["theta"].sel(system=row.system, stratum=row.stratum))
         covered += row.eti_lower <= truth <= row.eti_upper
     assert f"inside {covered} of 6 Bayesian intervals" in out
+
+
+def test_calibration_table_without_system_column_is_one_shared_set(tables, tmp_path, capsys):
+    """A calibration table lacking --system serves every system and is counted once."""
+    test_csv, cal_csv = tables
+    shared_csv = tmp_path / "shared.csv"
+    pd.read_csv(cal_csv).drop(columns="model").to_csv(shared_csv, index=False)
+    code, out, err = _run(
+        ["estimate", "--test", str(test_csv), "--calibration", str(shared_csv), *TABLE_OPTIONS,
+         "--json"],
+        capsys,
+    )  # fmt: skip
+    assert code == 0, err
+    tests = JudgeCounts.from_frames(str(test_csv), judge="verdict", system="model")
+    calib = JudgeCounts.from_frames(calibration=str(shared_csv), judge="verdict", human="gold")
+    counts = tests.with_calibration_from(calib)
+    expected = bj.estimate(counts)["estimate"].values.ravel()
+    rows = json.loads(out)["results"]
+    np.testing.assert_allclose([r["estimate"] for r in rows], expected, rtol=1e-12)
+    # The table holds 2 × 80 truly incorrect rows: every system gets that one set of 160.
+    assert [r["m0"] for r in rows] == [160, 160]
+    # The default separate model would count the one set once per system: a one-line error.
+    code, out, err = _run(
+        ["fit", "--test", str(test_csv), "--calibration", str(shared_csv), *TABLE_OPTIONS],
+        capsys,
+    )
+    assert code == 2 and err.count("\n") == 1 and "calibration='shared'" in err

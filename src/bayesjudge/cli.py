@@ -176,18 +176,25 @@ def _demo_bayes(counts, args, frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _read_counts(args):
-    """Count the --test and --calibration tables with the table options of the command."""
-    from bayesjudge.data import JudgeCounts
+    """Count the --test and --calibration tables with the table options of the command.
 
-    return JudgeCounts.from_frames(
-        args.test,
-        args.calibration,
-        judge=args.judge,
-        human=args.human,
-        system=args.system,
-        stratum=args.stratum,
-        positive=args.positive,
-    )
+    A calibration table without the --system (or --stratum) column is one set that serves
+    every system (stratum): it is counted once and attached to every group, and the models
+    count it once (``JudgeCounts.calibration_shared_over``).
+    """
+    from bayesjudge.data import JudgeCounts, _as_frame
+
+    options = {"judge": args.judge, "human": args.human, "positive": args.positive}
+    groups = {"system": args.system, "stratum": args.stratum}
+    if args.calibration is not None:
+        columns = _as_frame(args.calibration, "calibration").collect_schema().names()
+        absent = [dim for dim, col in groups.items() if col is not None and col not in columns]
+        if absent:
+            tests = JudgeCounts.from_frames(args.test, None, **groups, **options)
+            kept = {dim: None if dim in absent else col for dim, col in groups.items()}
+            calibration = JudgeCounts.from_frames(None, args.calibration, **kept, **options)
+            return tests.with_calibration_from(calibration)
+    return JudgeCounts.from_frames(args.test, args.calibration, **groups, **options)
 
 
 def _cmd_estimate(args) -> int:
