@@ -404,3 +404,76 @@ def test_cached_compiled_model_sees_new_data(aggregate):
     fit_module._COMPILED.clear()
     fresh = bj.fit(second, aggregate=aggregate, random_seed=3)
     xr.testing.assert_equal(cached.posterior, fresh.posterior)
+
+
+# ------------------------------------------------------------ edge cases found in review
+
+
+def test_auto_aggregate_with_a_system_without_test_items_names_it():
+    c = bj.JudgeCounts.from_counts(
+        n=[[0, 0], [80, 60]], k=[[0, 0], [30, 30]], m0=20, tn=15, m1=20, tp=18,
+        system=SYSTEMS, stratum=STRATA,
+    )  # fmt: skip
+    with pytest.raises(ValueError, match=r"systems \['a'\] have no test items"):
+        bj.build_model(c)
+
+
+def test_weights_by_integer_stratum_labels():
+    c = bj.JudgeCounts.from_counts(
+        n=[[100, 50], [80, 60]], k=[[40, 20], [30, 30]], m0=20, tn=15, m1=20, tp=18,
+        system=[1, 2], stratum=[10, 20],
+    )  # fmt: skip
+    for weights in ({10: 1, 20: 3}, {"10": 1, "20": 3}):
+        model = bj.build_model(c, aggregate=weights)
+        np.testing.assert_allclose(model["stratum_weight"].get_value(), [[0.25, 0.75]] * 2)
+    with pytest.raises(ValueError, match=r"aggregate weights must be numbers"):
+        bj.build_model(c, aggregate=["a", "b"])
+
+
+def test_integer_and_text_labels_do_not_share_a_compiled_model():
+    ints = bj.JudgeCounts.from_counts(n=[100, 80], k=[40, 30], m0=20, tn=15, m1=20, tp=18,
+                                      system=[1, 2])  # fmt: skip
+    text = bj.JudgeCounts.from_counts(n=[100, 80], k=[40, 30], m0=20, tn=15, m1=20, tp=18,
+                                      system=["1", "2"])  # fmt: skip
+    assert bj.fit(ints, random_seed=1).posterior["system"].values.tolist() == [1, 2]
+    result = bj.fit(text, random_seed=1)
+    assert result.posterior["system"].values.tolist() == ["1", "2"]
+    assert result.posterior["theta"].sel(system=result.counts.systems[0]).size == 4000
+
+
+def test_judge_better_than_chance_start_and_known_values():
+    c = bj.JudgeCounts.from_counts(n=[100, 80], k=[40, 30], m0=20, tn=15, m1=20, tp=18,
+                                   system=SYSTEMS)  # fmt: skip
+    for priors in (bj.Priors(q0=0.3), bj.Priors(q1=0.2), bj.Priors()):
+        model = bj.build_model(c, priors=priors, judge_better_than_chance=True)
+        assert np.isfinite(list(model.point_logps().values())).all(), priors
+    with pytest.raises(ValueError, match=r"q0 is known to be 0, which leaves no room"):
+        bj.build_model(c, priors=bj.Priors(q0=0.0), judge_better_than_chance=True)
+
+
+def test_known_q_that_contradicts_the_calibration_counts():
+    c = bj.JudgeCounts.from_counts(n=100, k=40, m0=20, tn=15, m1=20, tp=20)
+    with pytest.raises(ValueError, match=r"Priors fix q0 = 1, .* tn = \[15\] of m0 = \[20\]"):
+        bj.build_model(c, priors=bj.Priors(q0=1.0))
+    assert "q1" in bj.build_model(c, priors=bj.Priors(q1=1.0)).named_vars  # tp = m1: fine
+
+
+def test_prior_predictive_keeps_the_judge_better_than_chance_prior():
+    c = bj.JudgeCounts.from_counts(n=[100, 80], k=[40, 30], m0=20, tn=15, m1=20, tp=18,
+                                   system=SYSTEMS)  # fmt: skip
+    prior = bj.prior_predictive(c, judge_better_than_chance=True, draws=4000, random_seed=1)
+    q0, q1 = (prior["prior"].dataset[v].values.ravel() for v in ("q0", "q1"))
+    assert (q0 + q1 > 1).all()
+    # Flat Beta(1, 1) × Beta(1, 1) restricted to q0 + q1 > 1: E[q0] = E[q1] = 2/3 (sd 0.236).
+    # 2 groups × 4000 NUTS draws, measured ESS ≈ 5600 per group: MC-SE of the pooled mean
+    # ≈ 0.236 / sqrt(11200) = 0.0022, so 0.03 is > 10 MC-SE and still far below the 0.08 and
+    # 0.17 by which the means would miss (0.75 and 0.5) if the Potential were ignored.
+    assert abs(q0.mean() - 2 / 3) < 0.03 and abs(q1.mean() - 2 / 3) < 0.03
+    k = prior["prior_predictive"].dataset["k"]
+    assert k.sizes["draw"] == 4000 and (k <= c.n).all()
+    with pytest.raises(ValueError, match=r"random_seed must be a non-negative int"):
+        bj.prior_predictive(c, random_seed=-1)
+
+
+def test_summary_accepts_one_variable_name(result):
+    assert result.summary(var_names="theta").variable.unique().tolist() == ["theta"]

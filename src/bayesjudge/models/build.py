@@ -82,11 +82,13 @@ def _normalise_pool_over(calibration: str, pool_over) -> tuple[str, ...]:
 
 
 def _aggregate_weights(counts: JudgeCounts, aggregate) -> tuple[str | None, np.ndarray | None]:
-    """Return (kind, fixed weights of shape (system, stratum) or None)."""
+    """Return (kind, fixed weights of shape (system, stratum), None for Dirichlet or none)."""
     n_strata = counts.sizes["stratum"]
     if isinstance(aggregate, str):
         if aggregate == "auto":
-            return ("test", None) if n_strata > 1 else (None, None)
+            if n_strata < 2:
+                return None, None
+            aggregate = "test"
         if aggregate not in AGGREGATES:
             raise ValueError(
                 f"aggregate must be 'auto', 'test', 'dirichlet', None or stratum weights; got "
@@ -106,19 +108,24 @@ def _aggregate_weights(counts: JudgeCounts, aggregate) -> tuple[str | None, np.n
                     f"{empty} have no test items. Pass stratum weights (aggregate={{stratum: "
                     f"weight}}) or aggregate=None."
                 )
+            n = counts.n.values.astype(float)
+            return "test", n / n.sum(1, keepdims=True)
         return aggregate, None
     if aggregate is None:
         return None, None
     if isinstance(aggregate, Mapping):
-        missing = [s for s in counts.strata if s not in aggregate]
-        extra = [s for s in aggregate if s not in counts.strata]
+        # Keys are matched as text: the stored configuration (JSON) holds them as strings.
+        lookup = {str(k): v for k, v in aggregate.items()}
+        labels = [str(s) for s in counts.strata]
+        missing = [s for s in labels if s not in lookup]
+        extra = [s for s in lookup if s not in labels]
         if missing or extra:
             raise ValueError(
                 f"aggregate weights must name every stratum {counts.strata}; missing "
                 f"{missing}, unknown {extra}."
             )
-        aggregate = [aggregate[s] for s in counts.strata]
-    w = np.asarray(aggregate, dtype=float)
+        aggregate = [lookup[s] for s in labels]
+    w = _weights_array(aggregate)
     shape = (counts.sizes["system"], n_strata)
     if w.shape == (n_strata,):
         w = np.broadcast_to(w, shape)
@@ -166,6 +173,12 @@ def model_config(
             "breaks the (θ, q0, q1) ↔ (1 − θ, 1 − q1, 1 − q0) tie; to lean further on a good "
             "judge, raise the logit-mean priors (e.g. Priors(q0_logit_mean=(2, 1)))."
         )
+    for name, other in (("q0", "q1"), ("q1", "q0")):
+        if judge_better_than_chance and priors.known(name) and getattr(priors, name) == 0:
+            raise ValueError(
+                f"judge_better_than_chance=True needs {other} > 1 − {name}, but {name} is "
+                f"known to be 0, which leaves no room for {other} < 1. Drop one of the two."
+            )
     if priors.known("q0") and priors.known("q1") and judge_better_than_chance:
         if priors.q0 + priors.q1 <= 1:
             raise ValueError(
@@ -174,9 +187,11 @@ def model_config(
             )
     if not isinstance(aggregate, str | type(None)):
         if isinstance(aggregate, Mapping):
-            aggregate = {str(k): float(v) for k, v in aggregate.items()}
+            aggregate = dict(zip(map(str, aggregate), _weights_array(list(aggregate.values())),
+                                 strict=True))  # fmt: skip
+            aggregate = {k: float(v) for k, v in aggregate.items()}
         else:
-            aggregate = np.asarray(aggregate, dtype=float).tolist()
+            aggregate = _weights_array(aggregate).tolist()
     return {
         "calibration": calibration,
         "pool_over": list(_normalise_pool_over(calibration, pool_over)),
@@ -189,6 +204,15 @@ def model_config(
 def _expand(var, kept: Sequence[str], target: Sequence[str] = DIMS):
     """Broadcast a tensor over ``kept`` dims to the ``target`` dims (default all)."""
     return var.dimshuffle([kept.index(d) if d in kept else "x" for d in target])
+
+
+def _weights_array(values) -> np.ndarray:
+    try:
+        return np.asarray(values, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"aggregate weights must be numbers (one per stratum); got {values!r}."
+        ) from None
 
 
 def _f64(values) -> list[np.float64]:
@@ -345,6 +369,21 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
     # posterior predictive check can see a group whose judge differs from a shared q.
     cal_dims = tuple(d for d in DIMS if d not in shared)
     cal = ds[["m0", "tn", "m1", "tp"]].isel({d: 0 for d in shared}, drop=True)
+    for name, hits, total, label in (
+        ("q0", "tn", "m0", "incorrect"),
+        ("q1", "tp", "m1", "correct"),
+    ):
+        value = getattr(priors, name) if priors.known(name) else None
+        if value in (0.0, 1.0):
+            impossible = cal[hits] != (cal[total] if value == 1.0 else 0)
+            if bool(impossible.any()):
+                raise ValueError(
+                    f"Priors fix {name} = {value:g}, so the judge would call every truly "
+                    f"{label} calibration item {label if value == 1.0 else 'the opposite'}; "
+                    f"but {hits} = {cal[hits].values[impossible.values].tolist()} of "
+                    f"{total} = {cal[total].values[impossible.values].tolist()} contradict it. "
+                    f"Use a Beta prior for {name}, or a known value inside (0, 1)."
+                )
     _warn_uncalibrated(
         counts.shared_calibration_counts(pooled) if calibration == "shared" else cal,
         calibration,
@@ -383,12 +422,7 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
             weights = pm.Dirichlet("stratum_weight", a=np.ones(ds["n"].shape), dims=DIMS)
             pm.Multinomial("stratum_n", n=n.sum(axis=1), p=weights, observed=n, dims=DIMS)
         elif agg_kind is not None:
-            w = (
-                agg_weights
-                if agg_kind == "weights"
-                else (ds["n"].values / ds["n"].values.sum(1, keepdims=True))
-            )
-            weights = pm.Data("stratum_weight", w, dims=DIMS)
+            weights = pm.Data("stratum_weight", agg_weights, dims=DIMS)
         if agg_kind is not None:
             pm.Deterministic("theta_total", (theta * weights).sum(axis=1), dims="system")
     return model
@@ -423,7 +457,19 @@ def _beta_qs(priors: Priors, kept: tuple[str, ...], *, judge_better_than_chance:
     dist = pm.Beta.dist(*_f64(getattr(priors, second)))
     # upper=1 keeps the sampler inside the support; without it the transform maps to
     # (1 − other, ∞), where the density is zero and nearly every draw diverges.
-    this = pm.Truncated(second, dist, lower=1 - other, upper=1.0, dims=kept)
+    # Start inside the truncation (PyMC would start at the Beta's mean, maybe below it).
+    other_start = getattr(priors, first) if priors.known(first) else 0.75
+    if not priors.known(first):
+        model = pm.modelcontext(None)
+        model.set_initval(other, np.full(shape, other_start))
+    this = pm.Truncated(
+        second,
+        dist,
+        lower=1 - other,
+        upper=1.0,
+        dims=kept,
+        initval=np.full(shape, 1 - other_start / 2),
+    )
     if not priors.known(first):
         pm.Potential("judge_better_than_chance", pt.log1mexp(pm.logcdf(dist, 1 - other)).sum())
     q = {first: other, second: this}

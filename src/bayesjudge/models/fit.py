@@ -23,7 +23,8 @@ import xarray as xr
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit
 from bayesjudge.data import DIMS, JudgeCounts
-from bayesjudge.models.build import _build, model_config
+from bayesjudge.models.build import _aggregate_weights, _build, model_config
+from bayesjudge.models.priors import Priors
 from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
 
 __all__ = ["Fit", "PosteriorPredictiveCheck", "fit", "load", "prior_predictive"]
@@ -77,8 +78,9 @@ def _structure_key(counts: JudgeCounts, config: dict) -> str:
     fixed_weights = agg is not None and not isinstance(agg, str)
     key = {
         "model": {**config, "aggregate": "weights" if fixed_weights else agg},
-        "system": [str(s) for s in counts.systems],
-        "stratum": [str(s) for s in counts.strata],
+        # repr, not str: labels 1 and "1" must not share a compiled model (its coords).
+        "system": [repr(s) for s in counts.systems],
+        "stratum": [repr(s) for s in counts.strata],
         "shared": counts.calibration_shared_over,
     }
     return json.dumps(key, sort_keys=True)
@@ -158,6 +160,22 @@ def _observed_tree(model) -> dict[str, xr.Dataset]:
         coords=coords,
     )
     return {"observed_data": observed, "constant_data": constant}
+
+
+def _check_seed(random_seed) -> int:
+    """Return the seed as an int, drawing one when None (so that it can be stored)."""
+    if random_seed is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if (
+        isinstance(random_seed, bool)
+        or not isinstance(random_seed, int | np.integer)
+        or random_seed < 0
+    ):
+        raise ValueError(
+            f"random_seed must be a non-negative int or None; got {random_seed!r} "
+            f"({type(random_seed).__name__})."
+        )
+    return int(random_seed)
 
 
 def _varies(draws: xr.DataArray) -> bool:
@@ -272,13 +290,7 @@ def fit(
     target_accept = check_open_unit(
         "target_accept", target_accept, "e.g. 0.9, or 0.99 after divergences"
     )
-    if random_seed is None:
-        random_seed = int(np.random.SeedSequence().generate_state(1)[0])
-    elif isinstance(random_seed, bool) or not isinstance(random_seed, int | np.integer):
-        raise ValueError(
-            f"random_seed must be an int or None; got {random_seed!r} "
-            f"({type(random_seed).__name__})."
-        )
+    random_seed = _check_seed(random_seed)
     model = _build(counts, config)
     settings = dict(
         draws=int(draws),
@@ -351,22 +363,60 @@ def prior_predictive(
     config = model_config(calibration, pool_over, priors, aggregate, judge_better_than_chance)
     if isinstance(draws, bool) or not isinstance(draws, int | np.integer) or draws < 1:
         raise ValueError(f"draws must be an integer >= 1; got {draws!r}.")
+    random_seed = _check_seed(random_seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesJudgeWarning)  # no data yet: nothing to warn on
         model = _build(counts, config)
-    with _quiet_pymc():
-        tree = pm.sample_prior_predictive(draws=int(draws), model=model, random_seed=random_seed)
+    priors = Priors.from_dict(config["priors"])
+    if config["judge_better_than_chance"] and not (priors.known("q0") or priors.known("q1")):
+        prior = _prior_by_mcmc(counts, config, int(draws), random_seed)
+        with _quiet_pymc(), warnings.catch_warnings():
+            # The draws already carry the Potential; PyMC's note that it ignores it is moot.
+            warnings.filterwarnings("ignore", message="The effect of Potentials")
+            replicated = pm.sample_posterior_predictive(
+                xr.DataTree.from_dict({"posterior": prior}),
+                model=model,
+                var_names=list(OBSERVED),
+                random_seed=random_seed,
+                progressbar=False,
+            )["posterior_predictive"].dataset
+    else:
+        with _quiet_pymc():
+            tree = pm.sample_prior_predictive(
+                draws=int(draws), model=model, random_seed=random_seed
+            )
+        prior, replicated = tree["prior"].dataset, tree["prior_predictive"].dataset
     observed = _observed_tree(model)["observed_data"]
     out = xr.DataTree.from_dict(
         {
-            "prior": tree["prior"].dataset,
-            "prior_predictive": tree["prior_predictive"].dataset[list(OBSERVED)],
+            "prior": prior,
+            "prior_predictive": replicated[list(OBSERVED)],
             "observed_data": observed,
         }
     )
-    out.attrs.update({"random_seed": "None" if random_seed is None else int(random_seed)})
+    out.attrs.update({"random_seed": random_seed})
     out.attrs["bayesjudge_config"] = json.dumps(config, sort_keys=True)
     return out
+
+
+def _prior_by_mcmc(counts: JudgeCounts, config: dict, draws: int, seed: int) -> xr.Dataset:
+    """Prior draws by NUTS on empty counts (needed where the prior has a Potential).
+
+    ``pm.sample_prior_predictive`` ignores Potentials, so the J > 0 prior with both q's free
+    would come out wrong. With every count 0 the likelihood is flat and the posterior is the
+    prior; strata weights from the test counts are passed as fixed weights.
+    """
+    empty = JudgeCounts(counts.dataset.map(np.zeros_like, keep_attrs=True))
+    kind, weights = _aggregate_weights(counts, config["aggregate"])
+    config = {**config, "aggregate": weights.tolist() if weights is not None else kind}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BayesJudgeWarning)
+        model = _build(empty, config)
+    tree = _sample_nutpie(
+        model, empty, config, draws=draws, tune=1000, chains=1, seed=seed, target_accept=0.9,
+        progress=False,
+    )  # fmt: skip
+    return tree["posterior"].dataset
 
 
 @dataclass(frozen=True)
@@ -593,6 +643,8 @@ class Fit:
             variable does not vary along that dim. ``attrs`` carry ``ci_prob``.
         """
         ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
+        if isinstance(var_names, str):
+            var_names = [var_names]
         names = self._reported() if var_names is None else list(var_names)
         unknown = [v for v in names if v not in self.posterior.data_vars]
         if unknown:
@@ -727,7 +779,9 @@ class Fit:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BayesJudgeWarning)
             model = self.model
-        with _quiet_pymc():
+        with _quiet_pymc(), warnings.catch_warnings():
+            # Every free variable comes from the posterior, which already carries any Potential.
+            warnings.filterwarnings("ignore", message="The effect of Potentials")
             pp = pm.sample_posterior_predictive(
                 xr.DataTree.from_dict({"posterior": posterior}),
                 model=model,
