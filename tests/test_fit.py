@@ -197,7 +197,7 @@ def test_fit_is_reproducible_and_seed_is_recorded(counts, result):
         ({"chains": 2.5}, r"chains must be an integer >= 1; got 2.5"),
         ({"sampler": "stan"}, r"sampler must be one of \['nutpie', 'pymc'\]"),
         ({"target_accept": 1.0}, r"target_accept must be in \(0, 1\)"),
-        ({"random_seed": "x"}, r"random_seed must be an int or None"),
+        ({"random_seed": "x"}, r"random_seed must be a non-negative int or None"),
     ],
 )
 def test_fit_rejects_bad_settings(counts, kwargs, match):
@@ -444,9 +444,19 @@ def test_integer_and_text_labels_do_not_share_a_compiled_model():
 def test_judge_better_than_chance_start_and_known_values():
     c = bj.JudgeCounts.from_counts(n=[100, 80], k=[40, 30], m0=20, tn=15, m1=20, tp=18,
                                    system=SYSTEMS)  # fmt: skip
+    from pymc.initial_point import make_initial_point_fn
+
+    from bayesjudge.models.build import initial_points, model_config
+
     for priors in (bj.Priors(q0=0.3), bj.Priors(q1=0.2), bj.Priors()):
         model = bj.build_model(c, priors=priors, judge_better_than_chance=True)
-        assert np.isfinite(list(model.point_logps().values())).all(), priors
+        config = model_config(priors=priors, judge_better_than_chance=True)
+        default = model.initial_point()
+        assert not np.isfinite(list(model.point_logps(default).values())).all(), priors
+        start = make_initial_point_fn(
+            model=model, overrides=initial_points(model, config), return_transformed=True
+        )(0)
+        assert np.isfinite(list(model.point_logps(start).values())).all(), priors
     with pytest.raises(ValueError, match=r"q0 is known to be 0, which leaves no room"):
         bj.build_model(c, priors=bj.Priors(q0=0.0), judge_better_than_chance=True)
 

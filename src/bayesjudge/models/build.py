@@ -457,23 +457,33 @@ def _beta_qs(priors: Priors, kept: tuple[str, ...], *, judge_better_than_chance:
     dist = pm.Beta.dist(*_f64(getattr(priors, second)))
     # upper=1 keeps the sampler inside the support; without it the transform maps to
     # (1 − other, ∞), where the density is zero and nearly every draw diverges.
-    # Start inside the truncation (PyMC would start at the Beta's mean, maybe below it).
-    other_start = getattr(priors, first) if priors.known(first) else 0.75
-    if not priors.known(first):
-        model = pm.modelcontext(None)
-        model.set_initval(other, np.full(shape, other_start))
-    this = pm.Truncated(
-        second,
-        dist,
-        lower=1 - other,
-        upper=1.0,
-        dims=kept,
-        initval=np.full(shape, 1 - other_start / 2),
-    )
+    this = pm.Truncated(second, dist, lower=1 - other, upper=1.0, dims=kept)
     if not priors.known(first):
         pm.Potential("judge_better_than_chance", pt.log1mexp(pm.logcdf(dist, 1 - other)).sum())
     q = {first: other, second: this}
     return q["q0"], q["q1"]
+
+
+def initial_points(model: pm.Model, config: dict) -> dict[str, np.ndarray]:
+    """Return starting values the samplers need beyond PyMC's defaults (often none).
+
+    With ``judge_better_than_chance`` PyMC would start the truncated q at its Beta's mean,
+    which can lie below the truncation 1 − other (then the start is NaN or −inf). The values
+    are passed to the samplers rather than stored as ``initval`` in the model, which would
+    block PyMC's model transforms (``pm.do``, ``remove_value_transforms``).
+    """
+    if not config["judge_better_than_chance"]:
+        return {}
+    priors = Priors.from_dict(config["priors"])
+    if priors.known("q0") and priors.known("q1"):
+        return {}
+    first, second = ("q1", "q0") if not priors.known("q0") else ("q0", "q1")
+    shape = model[second].shape.eval()
+    other = getattr(priors, first) if priors.known(first) else 0.75
+    start = {second: np.full(shape, 1 - other / 2)}  # inside (1 − other, 1)
+    if not priors.known(first):
+        start[first] = np.full(shape, other)
+    return start
 
 
 def _hierarchical_q(name: str, priors: Priors, kept: tuple[str, ...]):

@@ -23,7 +23,7 @@ import xarray as xr
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit
 from bayesjudge.data import DIMS, JudgeCounts
-from bayesjudge.models.build import _aggregate_weights, _build, model_config
+from bayesjudge.models.build import _aggregate_weights, _build, initial_points, model_config
 from bayesjudge.models.priors import Priors
 from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
 
@@ -92,7 +92,9 @@ def _sample_nutpie(model, counts, config, *, draws, tune, chains, seed, target_a
     key = _structure_key(counts, config)
     compiled = _COMPILED.get(key)
     if compiled is None:
-        compiled = nutpie.compile_pymc_model(model)
+        compiled = nutpie.compile_pymc_model(
+            model, initial_points=initial_points(model, config) or None
+        )
         _COMPILED[key] = compiled
         while len(_COMPILED) > _COMPILED_MAX:
             _COMPILED.popitem(last=False)
@@ -120,16 +122,17 @@ def _sample_nutpie(model, counts, config, *, draws, tune, chains, seed, target_a
     )
 
 
-def _sample_pymc(model, *, draws, tune, chains, seed, target_accept, progress):
+def _sample_pymc(model, *, draws, tune, chains, seed, target_accept, progress, initvals):
     with _quiet_pymc():
-        tree = _pm_sample(model, draws, tune, chains, seed, target_accept, progress)
+        tree = _pm_sample(model, draws, tune, chains, seed, target_accept, progress, initvals)
     return xr.DataTree.from_dict(
         {"posterior": tree["posterior"].dataset, "sample_stats": tree["sample_stats"].dataset}
     )
 
 
-def _pm_sample(model, draws, tune, chains, seed, target_accept, progress):
+def _pm_sample(model, draws, tune, chains, seed, target_accept, progress, initvals):
     return pm.sample(
+        initvals=initvals or None,
         model=model,
         nuts_sampler="pymc",  # PyMC 6 would otherwise pick nutpie when it is installed
         draws=draws,
@@ -302,7 +305,9 @@ def fit(
     if sampler == "nutpie":
         tree = _sample_nutpie(model, counts, config, progress=progressbar, **settings)
     else:
-        tree = _sample_pymc(model, progress=progressbar, **settings)
+        tree = _sample_pymc(
+            model, progress=progressbar, initvals=initial_points(model, config), **settings
+        )
     fit_config = {
         **config,
         "draws": int(draws),
