@@ -1,6 +1,7 @@
 """The Bayesian API: Priors, build_model options and errors, fit, Fit methods, save/load."""
 
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -184,9 +185,13 @@ def test_fit_result_structure_and_settings(result, counts):
 def test_fit_is_reproducible_and_seed_is_recorded(counts, result):
     again = bj.fit(counts, random_seed=11)
     xr.testing.assert_equal(again.posterior, result.posterior)
-    drawn = bj.fit(counts, draws=1000)
-    assert isinstance(drawn.tree.attrs["random_seed"], int)
-    repeat = bj.fit(counts, random_seed=drawn.tree.attrs["random_seed"])
+    # The drawn seed differs per run, so an occasional r_hat of 1.011 must not fail the test:
+    # it is about seeding, and sampler health is tested with fixed seeds elsewhere.
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bj.ConvergenceWarning)
+        drawn = bj.fit(counts, draws=1000)
+        assert isinstance(drawn.tree.attrs["random_seed"], int)
+        repeat = bj.fit(counts, random_seed=drawn.tree.attrs["random_seed"])
     xr.testing.assert_equal(repeat.posterior, drawn.posterior)
 
 
