@@ -420,7 +420,6 @@ def _cmd_fit(args) -> int:
         if not parent.is_dir():
             raise UsageError(f"--save {args.save}: the folder {str(parent)!r} does not exist.")
 
-    from bayesjudge.models.build import model_config
     from bayesjudge.models.fit import fit
 
     priors = _fit_priors(args)
@@ -438,12 +437,8 @@ def _cmd_fit(args) -> int:
         "aggregate": aggregate,
         "judge_better_than_chance": args.judge_better_than_chance,
     }
-    model_config(**options)  # validates the model before any sampling
-    seed = (
-        args.seed if args.seed is not None else int(np.random.SeedSequence().generate_state(1)[0])
-    )
     sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
-    sampling |= {"random_seed": seed, "sampler": args.sampler}
+    sampling |= {"random_seed": args.seed, "sampler": args.sampler}
     if args.target_accept is not None:  # else bayesjudge.fit's default for the model
         sampling["target_accept"] = args.target_accept
     result = fit(counts, **options, **sampling)
@@ -459,7 +454,8 @@ def _cmd_fit(args) -> int:
         print(frame.to_csv(index=False), end="")
         return 0
     ci = f"{100 * args.ci_prob:g}% interval"
-    settings = result.config  # what was fitted, defaults resolved
+    settings = result.config  # what was fitted, defaults (and a drawn seed) resolved
+    seed = settings["random_seed"]
     pooled = f" pooled over {','.join(settings['pool_over'])}" if settings["pool_over"] else ""
     print(
         f"model: calibration {settings['calibration']}{pooled}"

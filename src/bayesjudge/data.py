@@ -113,6 +113,14 @@ def _check_counts(values: Mapping[str, Any], systems, strata) -> dict[str, np.nd
     return out
 
 
+def _dims_arg(dim) -> list[str]:
+    """Validate a ``dim=`` argument of "system", "stratum" or a sequence of them."""
+    dims = [dim] if isinstance(dim, str) else list(dim)
+    if not dims or any(d not in DIMS for d in dims):
+        raise ValueError(f"dim must be 'system' and/or 'stratum'; got {dim!r}.")
+    return dims
+
+
 def _shared_dims(value) -> tuple[str, ...]:
     """Parse the calibration_shared_over attribute into dims, in DIMS order."""
     if isinstance(value, str):
@@ -880,8 +888,13 @@ class JudgeCounts:
                 f"(calibration_shared_over={shared}), so the calibration cannot be kept "
                 f"separate along {outside}; pool over {list(shared)} as well."
             )
+        return self._summed_calibration(dims)
+
+    def _summed_calibration(self, dims: Sequence[str]) -> xr.Dataset:
+        """Calibration counts added up over ``dims``; copies of a shared set count once."""
+        shared = self.calibration_shared_over
         cal = self._ds[list(CALIBRATION_FIELDS)]
-        cal = cal.isel({d: 0 for d in shared}, drop=True)
+        cal = cal.isel({d: 0 for d in dims if d in shared}, drop=True)
         return cal.sum([d for d in dims if d not in shared])
 
     @property
@@ -1133,16 +1146,10 @@ class JudgeCounts:
         >>> pooled.systems, pooled.n.values.tolist()
         (['pooled'], [[30]])
         """
-        dims = [dim] if isinstance(dim, str) else list(dim)
-        bad = [d for d in dims if d not in DIMS]
-        if bad or not dims:
-            raise ValueError(f"dim must be 'system' and/or 'stratum'; got {dim!r}.")
-        shared = self.calibration_shared_over
+        dims = _dims_arg(dim)
         ds = self._ds[list(TEST_FIELDS)].sum(dims, keep_attrs=True)
-        for f in CALIBRATION_FIELDS:  # copies of one shared set are counted once
-            cal = self._ds[f].isel({d: 0 for d in dims if d in shared}, drop=True)
-            ds[f] = cal.sum([d for d in dims if d not in shared])
-        ds.attrs[SHARED_ATTR] = ",".join(d for d in shared if d not in dims)
+        ds.update(self._summed_calibration(dims))
+        ds.attrs[SHARED_ATTR] = ",".join(d for d in self.calibration_shared_over if d not in dims)
         ds = ds.expand_dims({d: [POOLED_LABEL] for d in dims}).transpose(*DIMS)
         return JudgeCounts(ds)
 
@@ -1245,10 +1252,7 @@ class JudgeCounts:
         >>> c.pooled_calibration().m0.values.ravel().tolist()
         [50, 50]
         """
-        dims = [dim] if isinstance(dim, str) else list(dim)
-        bad = [d for d in dims if d not in DIMS]
-        if bad or not dims:
-            raise ValueError(f"dim must be 'system' and/or 'stratum'; got {dim!r}.")
+        dims = _dims_arg(dim)
         pooled = self.shared_calibration_counts(set(dims) | set(self.calibration_shared_over))
         ds = self._ds.copy()
         for f in CALIBRATION_FIELDS:

@@ -353,8 +353,6 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
     shared = counts.calibration_shared_over
     if calibration == "shared":
         kept = tuple(d for d in DIMS if d not in pooled)
-        if any(d not in pooled for d in shared):
-            counts.shared_calibration_counts(pooled)  # raises: one set cannot be split
     else:
         kept = DIMS
         if shared:
@@ -369,6 +367,8 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
     # posterior predictive check can see a group whose judge differs from a shared q.
     cal_dims = tuple(d for d in DIMS if d not in shared)
     cal = ds[["m0", "tn", "m1", "tp"]].isel({d: 0 for d in shared}, drop=True)
+    # What each q sees; for "shared" this also raises if one shared set would be split.
+    seen_by_q = counts.shared_calibration_counts(pooled) if calibration == "shared" else cal
     for name, hits, total, label in (
         ("q0", "tn", "m0", "incorrect"),
         ("q1", "tp", "m1", "correct"),
@@ -384,11 +384,7 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
                     f"{total} = {cal[total].values[impossible.values].tolist()} contradict it. "
                     f"Use a Beta prior for {name}, or a known value inside (0, 1)."
                 )
-    _warn_uncalibrated(
-        counts.shared_calibration_counts(pooled) if calibration == "shared" else cal,
-        calibration,
-        priors,
-    )
+    _warn_uncalibrated(seen_by_q, calibration, priors)
 
     coords = {"system": counts.systems, "stratum": counts.strata}
     with pm.Model(coords=coords) as model:

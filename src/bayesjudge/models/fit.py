@@ -114,35 +114,31 @@ def _sample_nutpie(model, counts, config, *, draws, tune, chains, seed, target_a
         progress_bar=progress,
         save_warmup=False,
     )
-    return xr.DataTree.from_dict(
-        {
-            "posterior": tree["posterior"].dataset,
-            "sample_stats": tree["sample_stats"].dataset,
-        }
-    )
+    return _draws_tree(tree)
 
 
 def _sample_pymc(model, *, draws, tune, chains, seed, target_accept, progress, initvals):
     with _quiet_pymc():
-        tree = _pm_sample(model, draws, tune, chains, seed, target_accept, progress, initvals)
+        tree = pm.sample(
+            initvals=initvals or None,
+            model=model,
+            nuts_sampler="pymc",  # PyMC 6 would otherwise pick nutpie when it is installed
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=1,  # forking a process that already runs threads (nutpie, BLAS) can deadlock
+            random_seed=seed,
+            target_accept=target_accept,
+            progressbar=progress,
+            compute_convergence_checks=False,
+        )
+    return _draws_tree(tree)
+
+
+def _draws_tree(tree: xr.DataTree) -> xr.DataTree:
+    """Keep the posterior and sample_stats groups of a sampler's output."""
     return xr.DataTree.from_dict(
-        {"posterior": tree["posterior"].dataset, "sample_stats": tree["sample_stats"].dataset}
-    )
-
-
-def _pm_sample(model, draws, tune, chains, seed, target_accept, progress, initvals):
-    return pm.sample(
-        initvals=initvals or None,
-        model=model,
-        nuts_sampler="pymc",  # PyMC 6 would otherwise pick nutpie when it is installed
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=1,  # forking a process that already runs threads (nutpie, BLAS) can deadlock
-        random_seed=seed,
-        target_accept=target_accept,
-        progressbar=progress,
-        compute_convergence_checks=False,
+        {group: tree[group].dataset for group in ("posterior", "sample_stats")}
     )
 
 
@@ -156,13 +152,18 @@ def _observed_tree(model) -> dict[str, xr.Dataset]:
     )
     constant = xr.Dataset(
         {
-            name: (dims[name], model[name].get_value())
-            for name in ("n", "m0", "m1", "stratum_weight")
-            if name in model.named_vars and hasattr(model[name], "get_value")
+            v.name: (dims[v.name], v.get_value())
+            for v in model.data_vars
+            if not v.name.endswith("_observed")
         },
         coords=coords,
     )
     return {"observed_data": observed, "constant_data": constant}
+
+
+def _check_int(name: str, value, low: int) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
 
 
 def _check_seed(random_seed) -> int:
@@ -286,8 +287,7 @@ def fit(
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {list(SAMPLERS)}; got {sampler!r}.")
     for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
-        if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-            raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+        _check_int(name, value, low)
     if target_accept is None:
         target_accept = 0.99 if calibration == "hierarchical" else 0.9
     target_accept = check_open_unit(
@@ -366,8 +366,7 @@ def prior_predictive(
     """
     counts = JudgeCounts(counts)
     config = model_config(calibration, pool_over, priors, aggregate, judge_better_than_chance)
-    if isinstance(draws, bool) or not isinstance(draws, int | np.integer) or draws < 1:
-        raise ValueError(f"draws must be an integer >= 1; got {draws!r}.")
+    _check_int("draws", draws, 1)
     random_seed = _check_seed(random_seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesJudgeWarning)  # no data yet: nothing to warn on
