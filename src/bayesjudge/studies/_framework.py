@@ -1,0 +1,221 @@
+"""What every study shares: the result object, seeding, settings and the progress bar.
+
+A study is a function ``run(*, reps, random_seed, progress, **options) -> StudyResult``. Its
+table is a tidy :class:`xarray.Dataset` (one variable per measured quantity, with its Monte
+Carlo standard error beside it as ``<name>_mcse``) whose ``attrs`` carry every setting needed to
+rerun it; ``StudyResult.save`` writes the table as CSV and netCDF, the settings as JSON and the
+figure as PNG.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import xarray as xr
+
+from bayesjudge._version import __version__
+
+__all__ = [
+    "StudyResult",
+    "check_reps",
+    "chunks",
+    "mcse_mean",
+    "mcse_proportion",
+    "progress_bar",
+    "spawn_rngs",
+    "study_attrs",
+]
+
+
+def _jsonable(value: Any):
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, tuple | list):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    return value
+
+
+def study_attrs(name: str, *, reps: int, random_seed: int, **settings) -> dict[str, Any]:
+    """Return the attrs that make a study's table reproducible.
+
+    Scalars are stored as attrs of their own; the full settings (grids included) are stored
+    as one JSON string under ``"settings"``, because netCDF attrs cannot hold nested values.
+
+    Examples
+    --------
+    >>> attrs = study_attrs("coverage", reps=10, random_seed=1, n=1000, theta=[0.1, 0.2])
+    >>> attrs["study"], attrs["reps"], attrs["random_seed"]
+    ('coverage', 10, 1)
+    >>> import json
+    >>> json.loads(attrs["settings"])["theta"]
+    [0.1, 0.2]
+    """
+    full = {"study": name, "reps": int(reps), "random_seed": int(random_seed), **settings}
+    full = _jsonable(full)
+    flat = {k: v for k, v in full.items() if isinstance(v, str | int | float | bool)}
+    return {
+        **{k: int(v) if isinstance(v, bool) else v for k, v in flat.items()},
+        "settings": json.dumps(full, sort_keys=True),
+        "bayesjudge_version": __version__,
+    }
+
+
+def check_reps(reps, name: str = "reps") -> int:
+    """Return ``reps`` as an int of at least 2, or raise a ValueError that says how to fix it.
+
+    Examples
+    --------
+    >>> check_reps(100)
+    100
+    """
+    if isinstance(reps, bool) or not isinstance(reps, int | np.integer) or reps < 2:
+        raise ValueError(
+            f"{name} must be an integer of at least 2 (Monte Carlo standard errors need "
+            f"replications); got {reps!r}."
+        )
+    return int(reps)
+
+
+def spawn_rngs(random_seed: int, count: int) -> list[np.random.Generator]:
+    """Return ``count`` independent generators derived from one seed.
+
+    Each design point of a study gets its own stream, so its numbers do not depend on which
+    other points were run or in what order.
+
+    Examples
+    --------
+    >>> a, b = spawn_rngs(1, 2)
+    >>> bool(a.random() != b.random())
+    True
+    >>> float(spawn_rngs(1, 2)[1].random()) == float(spawn_rngs(1, 3)[1].random())
+    True
+    """
+    children = np.random.SeedSequence(random_seed).spawn(count)
+    return [np.random.default_rng(child) for child in children]
+
+
+class _Progress:
+    def __init__(self, total: int, desc: str, enabled: bool, stream) -> None:
+        self.total, self.desc, self.enabled, self.stream = total, desc, enabled, stream
+        self.done = 0
+        self.start = time.perf_counter()
+
+    def update(self, steps: int = 1) -> None:
+        self.done += steps
+        if self.enabled:
+            elapsed = time.perf_counter() - self.start
+            width = 30
+            filled = int(width * self.done / max(self.total, 1))
+            bar = "#" * filled + "-" * (width - filled)
+            self.stream.write(f"\r{self.desc} [{bar}] {self.done}/{self.total} ({elapsed:.1f} s)")
+            if self.done >= self.total:
+                self.stream.write("\n")
+            self.stream.flush()
+
+    def __iter__(self) -> Iterator[int]:
+        for i in range(self.total):
+            yield i
+            self.update()
+
+
+def progress_bar(total: int, desc: str, enabled: bool = True, stream=None) -> _Progress:
+    """Return a plain-text progress bar written to stderr (no extra dependency).
+
+    Use ``bar.update(k)`` after each unit of work, or iterate over the bar for ``range(total)``.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> bar = progress_bar(2, "coverage", stream=out)
+    >>> list(bar)
+    [0, 1]
+    >>> out.getvalue().splitlines()[-1].split(" (")[0].strip()
+    'coverage [##############################] 2/2'
+    """
+    return _Progress(total, desc, enabled, sys.stderr if stream is None else stream)
+
+
+@dataclass(frozen=True)
+class StudyResult:
+    """A study's tidy table, its settings and how to draw its figure.
+
+    Attributes
+    ----------
+    name : str
+        The study's name, as given to ``bayesjudge study NAME``.
+    table : xarray.Dataset
+        The results over the study's design dims; ``attrs`` hold the settings.
+    plot_function : callable
+        ``plot_function(table) -> matplotlib.figure.Figure``.
+    """
+
+    name: str
+    table: xr.Dataset
+    plot_function: Callable[[xr.Dataset], Any] = field(repr=False)
+
+    @property
+    def settings(self) -> dict[str, Any]:
+        """The settings the study ran with (reps, seed, grids, version)."""
+        return json.loads(self.table.attrs["settings"])
+
+    def to_frame(self) -> pd.DataFrame:
+        """Return the table as a tidy long DataFrame, one row per design point."""
+        return self.table.to_dataframe().reset_index()
+
+    def plot(self):
+        """Draw the study's figure and return the matplotlib Figure."""
+        return self.plot_function(self.table)
+
+    def save(self, out_dir) -> dict[str, Path]:
+        """Write ``NAME.csv``, ``NAME.nc``, ``NAME.json`` (settings) and ``NAME.png``.
+
+        Returns
+        -------
+        dict of str to pathlib.Path
+            The written files by kind.
+        """
+        import matplotlib.pyplot as plt
+
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        stem = self.name.replace("-", "_")
+        paths = {kind: out / f"{stem}.{kind}" for kind in ("csv", "nc", "json", "png")}
+        self.to_frame().to_csv(paths["csv"], index=False)
+        self.table.to_netcdf(paths["nc"], engine="h5netcdf")
+        paths["json"].write_text(json.dumps(self.settings, indent=2, sort_keys=True) + "\n")
+        figure = self.plot()
+        figure.savefig(paths["png"], dpi=120, bbox_inches="tight")
+        plt.close(figure)
+        return paths
+
+
+def mcse_proportion(share: np.ndarray, reps: int) -> np.ndarray:
+    """Monte Carlo standard error of a proportion estimated from ``reps`` replications."""
+    share = np.asarray(share, dtype=float)
+    return np.sqrt(share * (1 - share) / reps)
+
+
+def mcse_mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Monte Carlo standard error of a mean over ``axis`` (sample sd / sqrt(count))."""
+    values = np.asarray(values, dtype=float)
+    count = values.shape[axis]
+    return values.std(axis=axis, ddof=1) / np.sqrt(count)
+
+
+def chunks(total: int, size: int) -> Iterable[slice]:
+    """Slices that cover ``range(total)`` in pieces of at most ``size`` (bounded memory)."""
+    for start in range(0, total, size):
+        yield slice(start, min(start + size, total))
