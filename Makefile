@@ -49,6 +49,7 @@ bench: $(STAMP)  ## Benchmarks (not part of the test suite); results in benchmar
 	$(BIN)/python benchmarks/bench_lang_reiczigel.py
 	$(BIN)/python benchmarks/bench_bootstrap.py
 	$(BIN)/python benchmarks/bench_fit.py
+	$(BIN)/python benchmarks/bench_exact.py
 
 notebooks: $(STAMP)  ## Re-execute every notebook in place at full draws (outputs committed)
 	for nb in notebooks/*.ipynb; do echo "executing $$nb"; \

@@ -2,13 +2,16 @@
 
 Layers, bottom up: :mod:`bayesjudge.core` (numpy/scipy closed forms), :mod:`bayesjudge.data`
 (``JudgeCounts``), :mod:`bayesjudge.estimate` (xarray results per system and stratum),
-:mod:`bayesjudge.simulate`, and the command line :mod:`bayesjudge.cli`.
+:mod:`bayesjudge.simulate`, the Bayesian models :mod:`bayesjudge.models` (loaded on first use),
+the Monte Carlo studies :mod:`bayesjudge.studies` and the command line :mod:`bayesjudge.cli`.
 """
 
 from bayesjudge._version import __version__
 from bayesjudge.core import (
     HUMAN_ONLY_Q_THRESHOLD,
     EstimateInterval,
+    ExactPosterior,
+    ExactSummary,
     Interval,
     PPIEstimate,
     adjusted_estimates,
@@ -17,6 +20,10 @@ from bayesjudge.core import (
     bootstrap_difference,
     bootstrap_rogan_gladen,
     delta_method_variance,
+    exact_draws,
+    exact_marginals,
+    exact_posterior,
+    exact_theta_interval,
     human_only_regime,
     judge_beats_human_only,
     lang_reiczigel_interval,
@@ -30,7 +37,16 @@ from bayesjudge.core import (
 )
 from bayesjudge.data import JudgeCounts
 from bayesjudge.estimate import estimate
-from bayesjudge.simulate import simulate_counts
+from bayesjudge.simulate import (
+    judge_quality,
+    simulate_count_arrays,
+    simulate_counts,
+    simulate_instability,
+    simulate_items,
+    simulate_paired_items,
+    simulate_shift,
+    youden_pair,
+)
 from bayesjudge.warnings import (
     BayesJudgeWarning,
     ConvergenceWarning,
@@ -72,6 +88,8 @@ __all__ = [
     "BayesJudgeWarning",
     "ConvergenceWarning",
     "EstimateInterval",
+    "ExactPosterior",
+    "ExactSummary",
     "Fit",
     "Interval",
     "JudgeCounts",
@@ -90,9 +108,14 @@ __all__ = [
     "build_model",
     "delta_method_variance",
     "estimate",
+    "exact_draws",
+    "exact_marginals",
+    "exact_posterior",
+    "exact_theta_interval",
     "fit",
     "human_only_regime",
     "judge_beats_human_only",
+    "judge_quality",
     "lang_reiczigel_interval",
     "lang_reiczigel_length",
     "load",
@@ -100,8 +123,14 @@ __all__ = [
     "ppi_mean",
     "prior_predictive",
     "rogan_gladen",
+    "simulate_count_arrays",
     "simulate_counts",
+    "simulate_instability",
+    "simulate_items",
+    "simulate_paired_items",
+    "simulate_shift",
     "variance_vs_human_only",
     "youden",
     "youden_difference",
+    "youden_pair",
 ]

@@ -1,11 +1,11 @@
-"""The ``bayesjudge`` command line: ``demo``, ``estimate``, ``fit`` and ``allocate``.
+"""The ``bayesjudge`` command line: ``demo``, ``estimate``, ``fit``, ``allocate`` and ``study``.
 
 User mistakes (a missing file or column, bad labels, bad numbers) print one line starting with
 ``bayesjudge: error:`` to stderr and exit with status 2; warnings print as
 ``bayesjudge: warning:`` lines. No traceback reaches the user for such mistakes.
 
 ``fit`` and the Bayesian part of ``demo`` import PyMC when they run, not when this module is
-imported.
+imported; ``study`` imports a study's module only when it runs or lists it.
 """
 
 from __future__ import annotations
@@ -557,6 +557,153 @@ def _cmd_allocate(args) -> int:
     return 0
 
 
+# ----------------------------------------------------------------------------- study
+
+#: Replications per design point under ``study --quick`` for studies that do not set their
+#: own ``QUICK_REPS``: enough for every table cell and the figure, not for the conclusions.
+_QUICK_REPS = 200
+
+
+def _study_module(name: str):
+    """Import the module of study ``name``; unknown or missing studies are usage errors."""
+    import importlib
+
+    from bayesjudge.studies import STUDIES
+
+    if name not in STUDIES:
+        raise UsageError(
+            f"unknown study {name!r}; choose one of {', '.join(STUDIES)} "
+            "(bayesjudge study --list describes them)."
+        )
+    try:
+        return importlib.import_module(STUDIES[name])
+    except ModuleNotFoundError as err:
+        if err.name != STUDIES[name]:
+            raise
+        raise UsageError(
+            f"study {name!r} is registered but its module {STUDIES[name]} is not installed."
+        ) from None
+
+
+def _study_summary(module) -> str:
+    """First line of a study module's docstring."""
+    doc = (module.__doc__ or "").strip()
+    return doc.splitlines()[0].rstrip(".").replace("``", "") if doc else ""
+
+
+def _list_studies() -> int:
+    from bayesjudge.studies import STUDIES
+
+    width = max(len(name) for name in STUDIES)
+    for name in STUDIES:
+        try:
+            line = _study_summary(_study_module(name))
+        except UsageError:
+            line = "(not installed in this version)"
+        print(f"{name:<{width}}  {line}")
+    return 0
+
+
+def _study_value(text: str):
+    """Parse the VALUE of ``--set KEY=VALUE``: JSON, else a comma list, else a string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        pass
+    if "," in text:
+        return [_study_value(item.strip()) for item in text.split(",")]
+    return text
+
+
+def _study_options(module, pairs: list[str]) -> dict:
+    """Turn ``--set KEY=VALUE`` pairs into keyword options of the study's ``run``."""
+    import inspect
+
+    params = inspect.signature(module.run).parameters
+    allowed = [
+        name
+        for name, param in params.items()
+        if param.kind is inspect.Parameter.KEYWORD_ONLY
+        and name not in ("reps", "random_seed", "progress")
+    ]
+    options = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        key = key.strip().replace("-", "_")
+        if not sep or not key:
+            raise UsageError(f"--set takes KEY=VALUE, e.g. --set m=1000; got {pair!r}.")
+        if key in ("reps", "random_seed", "seed", "progress"):
+            raise UsageError(f"--set {key}: use the --reps, --seed or --progress option instead.")
+        if key not in allowed:
+            raise UsageError(
+                f"--set {key}: the study has no such option; its options are "
+                f"{', '.join(allowed) or 'none'}."
+            )
+        options[key] = _study_value(value.strip())
+    return options
+
+
+def _cmd_study(args) -> int:
+    import time
+    from pathlib import Path
+
+    if args.list:
+        if args.name is not None:
+            raise UsageError("give either a study NAME or --list, not both.")
+        return _list_studies()
+    if args.name is None:
+        from bayesjudge.studies import STUDIES
+
+        raise UsageError(
+            f"name a study: one of {', '.join(STUDIES)} (bayesjudge study --list describes them)."
+        )
+    if args.quick and args.reps is not None:
+        raise UsageError("--quick sets the replications itself; drop --reps or --quick.")
+    if args.no_save and args.out is not None:
+        raise UsageError("--out names where to save; drop --out or --no-save.")
+    module = _study_module(args.name)
+    options = _study_options(module, args.set or [])
+    if args.reps is not None:
+        options["reps"] = args.reps
+    elif args.quick:
+        options["reps"] = int(getattr(module, "QUICK_REPS", _QUICK_REPS))
+    if args.seed is not None:
+        options["random_seed"] = args.seed
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    out = None if args.no_save else Path(args.out or f"study-{args.name}").expanduser()
+    if out is not None and out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder.")
+
+    start = time.perf_counter()
+    result = module.run(progress=progress, **options)
+    elapsed = time.perf_counter() - start
+    settings = result.settings
+    frame = result.to_frame()
+    paths = result.save(out) if out is not None else {}
+    # Under --format csv stdout carries the table only; the notes go to stderr.
+    notes = sys.stderr if args.format == "csv" else sys.stdout
+    if args.format == "csv":
+        print(frame.to_csv(index=False), end="")
+    else:
+        print(f"study {args.name}: {_study_summary(module)}")
+        if "reproduces" in settings:
+            print(f"reproduces: {settings['reproduces']}")
+        print(
+            f"{settings['reps']} replications per design point, seed {settings['random_seed']} "
+            f"(repeat with --seed {settings['random_seed']}), {elapsed:.1f} s"
+        )
+        print(
+            frame.to_string(index=False, max_rows=args.max_rows, float_format=lambda x: f"{x:.4g}")
+        )
+    if len(frame) > args.max_rows and args.format == "table":
+        where = f" (all rows in {paths['csv']})" if paths else ""
+        print(f"[{len(frame)} rows, {args.max_rows} shown{where}]", file=notes)
+    if paths:
+        files = ", ".join(p.name for p in paths.values())
+        print(f"saved {files} to {out}", file=notes)
+    return 0
+
+
 class _Parser(argparse.ArgumentParser):
     """An argument parser whose errors are one line on stderr and exit status 2."""
 
@@ -675,6 +822,46 @@ def _build_parser() -> argparse.ArgumentParser:
     alloc.add_argument("--alpha", type=float, default=0.05, help="1 - interval coverage")
     alloc.add_argument("--json", action="store_true", help="print JSON instead of a table")
     alloc.set_defaults(func=_cmd_allocate)
+
+    study = sub.add_parser(
+        "study", help="run a Monte Carlo study of the papers (table, settings, figure)"
+    )
+    study.add_argument("name", nargs="?", metavar="NAME", help="study to run (see --list)")
+    study.add_argument("--list", action="store_true", help="list the studies and exit")
+    study.add_argument(
+        "--reps", type=_int_at_least(2), help="replications per design point (study's default)"
+    )
+    study.add_argument(
+        "--quick", action="store_true", help=f"a fast smoke run (about {_QUICK_REPS} reps)"
+    )
+    study.add_argument("--seed", type=int, help="random seed (default: the study's fixed seed)")
+    study.add_argument(
+        "--set",
+        action="append",
+        metavar="KEY=VALUE",
+        help="a study option, e.g. --set m=1000 or --set p=0.3,0.5 (repeatable; VALUE is JSON "
+        "or a comma list; see the study's run() for its options)",
+    )
+    study.add_argument(
+        "--out", metavar="DIR", help="folder for NAME.csv/.nc/.json/.png (default ./study-NAME)"
+    )
+    study.add_argument("--no-save", action="store_true", help="print only; write no files")
+    study.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="progress bar on stderr (default: when stderr is a terminal)",
+    )
+    study.add_argument(
+        "--format",
+        default="table",
+        choices=["table", "csv"],
+        help="compact table with the settings, or the tidy table as CSV on stdout",
+    )
+    study.add_argument(
+        "--max-rows", type=_int_at_least(1), default=40, help="rows shown in the table (40)"
+    )
+    study.set_defaults(func=_cmd_study)
     return parser
 
 

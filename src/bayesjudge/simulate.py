@@ -1,4 +1,4 @@
-"""Seeded simulation of judge verdict counts under the misclassification model.
+"""Seeded simulation of judge evaluations under the misclassification model.
 
 The generating process (``models/misclassification.md``) for each (system, stratum) group::
 
@@ -7,22 +7,229 @@ The generating process (``models/misclassification.md``) for each (system, strat
     tn ~ Binomial(m0, q0)      # truly incorrect calibration items the judge calls incorrect
     tp ~ Binomial(m1, q1)      # truly correct calibration items the judge calls correct
 
-The calibration set is stratified by truth (m0 and m1 fixed by design), as in Lee et al.
+Two calibration designs are simulated:
+
+``"stratified"``
+    ``m0`` truly incorrect and ``m1`` truly correct items, fixed by design (Lee et al. Sec. 7).
+``"random"``
+    ``m`` items drawn from the calibration distribution Q, whose true accuracy is
+    ``theta_calibration`` (default: the test accuracy), so ``m1 ~ Binomial(m, theta_Q)`` and
+    ``m0 = m - m1`` are random. With ``theta_calibration != theta`` this is the distribution
+    shift of Lee et al. Sec. 8: Pr(Z) differs between test set P and calibration set Q while the
+    judge's behaviour Pr(Ẑ | Z), i.e. (q0, q1), is the same on both.
+
+Count-level draws (:func:`simulate_counts`, :func:`simulate_count_arrays`) and item-level
+tables (:func:`simulate_items`) follow the same law, so item tables counted with
+:meth:`JudgeCounts.from_frames` have the distribution of :func:`simulate_counts`. The
+cross-system calibration instability of Fiedler Sec. 5 is parameterised by
+:func:`judge_quality` and :func:`youden_pair` and simulated by :func:`simulate_instability`;
+systems that answer the same items with correlated correctness are simulated item by item by
+:func:`simulate_paired_items`.
 """
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import xarray as xr
+from scipy import integrate, optimize, special
 
 from bayesjudge.core._validation import as_count, as_probability
 from bayesjudge.data import JudgeCounts
 
-__all__ = ["demo_design", "simulate_counts"]
+__all__ = [
+    "demo_design",
+    "judge_quality",
+    "latent_correlation",
+    "simulate_count_arrays",
+    "simulate_counts",
+    "simulate_instability",
+    "simulate_items",
+    "simulate_paired_items",
+    "simulate_shift",
+    "youden_pair",
+]
+
+_DESIGNS = ("stratified", "random")
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _check_design(calibration, m0, m1, m, theta_calibration) -> None:
+    """Check that the calibration arguments fit the chosen design; name what is wrong."""
+    if calibration not in _DESIGNS:
+        raise ValueError(
+            f"calibration must be 'stratified' (m0 truly incorrect + m1 truly correct items) "
+            f"or 'random' (m items drawn from the calibration distribution); got {calibration!r}."
+        )
+    if calibration == "stratified":
+        if m0 is None or m1 is None:
+            missing = [name for name, v in (("m0", m0), ("m1", m1)) if v is None]
+            raise ValueError(
+                f"calibration='stratified' needs m0 and m1 (calibration items that are truly "
+                f"incorrect / correct); {' and '.join(missing)} missing. For m items drawn at "
+                f"random pass calibration='random', m=..."
+            )
+        if m is not None:
+            raise ValueError(
+                "m (random calibration size) applies only to calibration='random'; with "
+                "calibration='stratified' pass m0 and m1."
+            )
+        if theta_calibration is not None:
+            raise ValueError(
+                "theta_calibration applies only to calibration='random': a stratified "
+                "calibration set fixes m0 and m1 by design, so its accuracy plays no role."
+            )
+    else:
+        if m is None:
+            raise ValueError("calibration='random' needs m (calibration items drawn at random).")
+        if m0 is not None or m1 is not None:
+            raise ValueError(
+                "m0 and m1 are random under calibration='random' (m1 ~ Binomial(m, "
+                "theta_calibration)); pass m only, or use calibration='stratified'."
+            )
+
+
+def _parameters(theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, shape=()):
+    """Validate and broadcast the generator's parameters; return a dict of arrays."""
+    _check_design(calibration, m0, m1, m, theta_calibration)
+    probs = {"theta": theta, "q0": q0, "q1": q1}
+    if theta_calibration is not None:
+        probs["theta_calibration"] = theta_calibration
+    counts = {"n": n, "m0": m0, "m1": m1} if calibration == "stratified" else {"n": n, "m": m}
+    values = {name: as_probability(name, v) for name, v in probs.items()}
+    values |= {name: as_count(name, v).astype(np.int64) for name, v in counts.items()}
+    try:
+        full = np.broadcast_shapes(*(a.shape for a in values.values()), shape)
+    except ValueError:
+        shapes = ", ".join(f"{name} {a.shape}" for name, a in values.items() if a.shape)
+        raise ValueError(
+            f"The parameters do not broadcast to one group shape: {shapes}"
+            f"{f', output size {shape}' if shape else ''}. Pass scalars or arrays of one shape."
+        ) from None
+    out = {name: np.broadcast_to(a, full) for name, a in values.items()}
+    if calibration == "random" and theta_calibration is None:
+        out["theta_calibration"] = out["theta"]
+    return out
+
+
+def _label_shape(system, stratum) -> tuple[int, ...]:
+    return tuple(len(labels) for labels in (system, stratum) if labels is not None)
+
+
+def _as_labels(labels):
+    if labels is None:
+        return None
+    if isinstance(labels, str):
+        return [labels]
+    return list(labels)
+
+
+def _judge(rng: np.random.Generator, truth: np.ndarray, q0, q1) -> np.ndarray:
+    """Verdicts (1 = says correct) given truth: P(1 | 1) = q1, P(1 | 0) = 1 - q0."""
+    return (rng.random(truth.shape) < np.where(truth == 1, q1, 1 - q0)).astype(np.int64)
+
+
+# ----------------------------------------------------------------------- count draws
+
+
+def simulate_count_arrays(
+    theta,
+    q0,
+    q1,
+    n,
+    m0=None,
+    m1=None,
+    *,
+    calibration="stratified",
+    m=None,
+    theta_calibration=None,
+    size=None,
+    random_seed=None,
+) -> dict[str, np.ndarray]:
+    """Draw the six counts as plain numpy arrays, for fast Monte Carlo studies.
+
+    Parameters
+    ----------
+    theta, q0, q1 : array_like
+        True test accuracy, judge specificity and sensitivity (in [0, 1]).
+    n : array_like of int
+        Test items per group.
+    m0, m1 : array_like of int, optional
+        Calibration items that are truly incorrect / correct (``calibration="stratified"``).
+    calibration : {"stratified", "random"}, default "stratified"
+        Calibration design (see the module notes).
+    m : array_like of int, optional
+        Calibration items drawn at random (``calibration="random"``).
+    theta_calibration : array_like, optional
+        True accuracy θ_Q of the calibration distribution (``calibration="random"`` only);
+        defaults to ``theta`` (no distribution shift).
+    size : tuple of int, optional
+        Output shape (e.g. ``(reps,)`` or ``(reps, groups)``); the parameters must broadcast
+        to it. Default: the parameters' broadcast shape.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        int64 arrays ``n, k, m0, tn, m1, tp`` of the output shape.
+
+    Raises
+    ------
+    ValueError
+        If a probability is outside [0, 1], a count is not a non-negative whole number, or the
+        calibration arguments do not fit the design; the message names the argument.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_count_arrays
+    >>> draws = simulate_count_arrays(0.5, 0.7, 0.9, 1000, calibration="random", m=200,
+    ...                               theta_calibration=0.25, size=(4,), random_seed=1)
+    >>> sorted(draws), draws["k"].shape
+    (['k', 'm0', 'm1', 'n', 'tn', 'tp'], (4,))
+    >>> bool(((draws["m0"] + draws["m1"]) == 200).all())
+    True
+    """
+    shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
+    par = _parameters(theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, shape)
+    rng = np.random.default_rng(random_seed)
+    p = par["theta"] * par["q1"] + (1 - par["theta"]) * (1 - par["q0"])
+    # Draw order k, tn, tp (stratified) is kept so that seeded results stay the same.
+    k = np.asarray(rng.binomial(par["n"], p))
+    if calibration == "stratified":
+        m0_draw, m1_draw = par["m0"], par["m1"]
+    else:
+        m1_draw = rng.binomial(par["m"], par["theta_calibration"])
+        m0_draw = par["m"] - m1_draw
+    tn = np.asarray(rng.binomial(m0_draw, par["q0"]))
+    tp = np.asarray(rng.binomial(m1_draw, par["q1"]))
+    full = k.shape
+    return {
+        "n": np.broadcast_to(par["n"], full).astype(np.int64),
+        "k": k.astype(np.int64),
+        "m0": np.broadcast_to(m0_draw, full).astype(np.int64),
+        "tn": tn.astype(np.int64),
+        "m1": np.broadcast_to(m1_draw, full).astype(np.int64),
+        "tp": tp.astype(np.int64),
+    }
 
 
 def simulate_counts(
-    theta, q0, q1, n, m0, m1, *, system=None, stratum=None, random_seed=None
+    theta,
+    q0,
+    q1,
+    n,
+    m0=None,
+    m1=None,
+    *,
+    calibration="stratified",
+    m=None,
+    theta_calibration=None,
+    system=None,
+    stratum=None,
+    random_seed=None,
 ) -> JudgeCounts:
     """Draw judge verdict counts for groups with known true accuracy and judge quality.
 
@@ -31,7 +238,17 @@ def simulate_counts(
     theta, q0, q1 : array_like
         True accuracy, judge specificity and judge sensitivity per group (in [0, 1]).
     n, m0, m1 : array_like of int
-        Test-set size and the calibration sizes for truly incorrect / truly correct items.
+        Test-set size and the calibration sizes for truly incorrect / truly correct items
+        (``m0``, ``m1`` only with ``calibration="stratified"``).
+    calibration : {"stratified", "random"}, default "stratified"
+        ``"stratified"``: ``m0`` and ``m1`` fixed by design. ``"random"``: ``m`` items drawn
+        from the calibration distribution, ``m1 ~ Binomial(m, theta_calibration)``.
+    m : array_like of int, optional
+        Calibration items per group under ``calibration="random"``.
+    theta_calibration : array_like, optional
+        True accuracy of the calibration distribution (``"random"`` only; default ``theta``).
+        A value different from ``theta`` simulates the distribution shift of Lee et al.
+        Sec. 8.
     system, stratum : sequence of str, optional
         Labels of the groups, as in :meth:`JudgeCounts.from_counts`: a 1-D shape needs one of
         them, a 2-D shape ``(system, stratum)`` needs both. Scalar parameters are broadcast to
@@ -44,10 +261,16 @@ def simulate_counts(
     JudgeCounts
         The simulated counts; all arguments broadcast to one group shape.
 
+    Raises
+    ------
+    ValueError
+        If a parameter is out of range or the calibration arguments do not fit the design
+        (the message names the argument).
+
     References
     ----------
     .. [1] C. Lee et al., "How to Correctly Report LLM-as-a-Judge Evaluations", Sec. 7 (the
-       Monte Carlo design this generator follows).
+       Monte Carlo design this generator follows) and Sec. 8 / App. E (distribution shift).
 
     Examples
     --------
@@ -58,25 +281,562 @@ def simulate_counts(
     >>> many = simulate_counts(0.4, 0.7, 0.9, 1000, 100, 100, system=["a", "b", "c"], random_seed=1)
     >>> many.systems
     ['a', 'b', 'c']
+    >>> shifted = simulate_counts(0.5, 0.7, 0.9, 1000, calibration="random", m=200,
+    ...                           theta_calibration=0.25, random_seed=1)
+    >>> int(shifted.m0.item() + shifted.m1.item())
+    200
     """
-    theta, q0, q1 = (
-        as_probability(name, v) for name, v in (("theta", theta), ("q0", q0), ("q1", q1))
+    system, stratum = _as_labels(system), _as_labels(stratum)
+    draws = simulate_count_arrays(
+        theta,
+        q0,
+        q1,
+        n,
+        m0,
+        m1,
+        calibration=calibration,
+        m=m,
+        theta_calibration=theta_calibration,
+        size=np.broadcast_shapes(
+            *(
+                np.shape(v)
+                for v in (theta, q0, q1, n, m0, m1, m, theta_calibration)
+                if v is not None
+            ),
+            _label_shape(system, stratum),
+        ),
+        random_seed=random_seed,
     )
-    n, m0, m1 = (
-        as_count(name, v).astype(np.int64) for name, v in (("n", n), ("m0", m0), ("m1", m1))
-    )
-    # The labels fix the group shape, so scalar parameters apply to every labelled group.
-    label_shape = tuple(len(labels) for labels in (system, stratum) if labels is not None)
-    shape = np.broadcast_shapes(*(a.shape for a in (theta, q0, q1, n, m0, m1)), label_shape)
-    theta, q0, q1, n, m0, m1 = (np.broadcast_to(a, shape) for a in (theta, q0, q1, n, m0, m1))
+    return JudgeCounts.from_counts(**draws, system=system, stratum=stratum)
+
+
+def simulate_shift(
+    theta_test,
+    theta_calibration,
+    q0,
+    q1,
+    n,
+    m,
+    *,
+    items=False,
+    system=None,
+    stratum=None,
+    random_seed=None,
+):
+    """Simulate a test set from P and a random calibration set from Q with θ_Q ≠ θ_P.
+
+    The judge's behaviour Pr(Ẑ | Z) — specificity ``q0`` and sensitivity ``q1`` — is the same
+    on both sets; only the share of truly correct items differs (Lee et al. Sec. 8, eq. 12).
+
+    Parameters
+    ----------
+    theta_test, theta_calibration : array_like
+        True accuracy θ_P of the test distribution and θ_Q of the calibration distribution.
+    q0, q1 : array_like
+        Judge specificity and sensitivity, shared by P and Q.
+    n, m : array_like of int
+        Test items and calibration items per group.
+    items : bool, default False
+        Return item-level tables ``(test_frame, calibration_frame)`` (as
+        :func:`simulate_items`) instead of counts.
+    system, stratum : sequence of str, optional
+        Group labels (as in :func:`simulate_counts`).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    JudgeCounts or tuple of pandas.DataFrame
+        Counts, or the item tables when ``items=True``.
+
+    References
+    ----------
+    .. [1] C. Lee et al., "How to Correctly Report LLM-as-a-Judge Evaluations", Sec. 8,
+       Table 2 and App. E (θ_P = 0.5, θ_Q ∈ [0.25, 0.75], q0 = 0.7, q1 = 0.9, n = 1000,
+       m = 200).
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_shift
+    >>> counts = simulate_shift(0.5, 0.25, 0.7, 0.9, n=1000, m=200, random_seed=3)
+    >>> int(counts.n.item()), int(counts.m0.item() + counts.m1.item())
+    (1000, 200)
+    >>> test, calib = simulate_shift(0.5, 0.75, 0.7, 0.9, n=10, m=5, items=True, random_seed=3)
+    >>> len(test), len(calib)
+    (10, 5)
+    """
+    options = {
+        "calibration": "random",
+        "m": m,
+        "theta_calibration": theta_calibration,
+        "system": system,
+        "stratum": stratum,
+        "random_seed": random_seed,
+    }
+    if items:
+        return simulate_items(theta_test, q0, q1, n, **options)
+    return simulate_counts(theta_test, q0, q1, n, **options)
+
+
+# ----------------------------------------------------------------------- item tables
+
+
+def simulate_items(
+    theta,
+    q0,
+    q1,
+    n,
+    m0=None,
+    m1=None,
+    *,
+    calibration="stratified",
+    m=None,
+    theta_calibration=None,
+    system=None,
+    stratum=None,
+    random_seed=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Draw item-level test and calibration tables for systems × strata.
+
+    Each test item is truly correct with probability ``theta``; the judge calls it correct
+    with probability ``q1`` if it is and ``1 - q0`` if it is not. Calibration items get a
+    human label (the truth) and a judge verdict by the same rule.
+
+    Parameters
+    ----------
+    theta, q0, q1, n, m0, m1, calibration, m, theta_calibration, system, stratum
+        As in :func:`simulate_counts`.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    test : pandas.DataFrame
+        One row per test item: ``system`` / ``stratum`` (only for the dims given labels),
+        ``item`` (0, 1, … within each group), ``truth`` (the hidden true label, 1 = correct;
+        for studies — an evaluation would not know it) and ``judge`` (the verdict, 1 =
+        correct).
+    calibration : pandas.DataFrame
+        One row per calibration item: the group columns, ``item``, ``judge`` and ``human``
+        (the human label, equal to the truth).
+
+    Notes
+    -----
+    ``JudgeCounts.from_frames(test, calibration, system="system", stratum="stratum")`` (name
+    only the group columns present) counts the tables; the ``truth`` and ``item`` columns are
+    ignored. The counts then have the distribution of :func:`simulate_counts` with the same
+    arguments, though not the same draws. ``from_frames`` sorts the labels.
+
+    Examples
+    --------
+    >>> from bayesjudge.data import JudgeCounts
+    >>> from bayesjudge.simulate import simulate_items
+    >>> test, calib = simulate_items(0.6, 0.7, 0.9, n=50, m0=10, m1=20,
+    ...                              system=["a", "b"], random_seed=2)
+    >>> list(test.columns), list(calib.columns)
+    (['system', 'item', 'truth', 'judge'], ['system', 'item', 'judge', 'human'])
+    >>> counts = JudgeCounts.from_frames(test, calib, system="system")
+    >>> counts.n.values.ravel().tolist(), counts.m1.values.ravel().tolist()
+    ([50, 50], [20, 20])
+    """
+    system, stratum = _as_labels(system), _as_labels(stratum)
+    labels_shape = _label_shape(system, stratum)
+    par = _parameters(theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, labels_shape)
+    shape = par["theta"].shape
+    if len(shape) > 2 or (shape and shape != labels_shape):
+        raise ValueError(
+            f"The parameters have group shape {shape} but the labels give {labels_shape}: pass "
+            f"system= (and stratum= for 2-D parameters) with one label per group."
+        )
     rng = np.random.default_rng(random_seed)
-    p = theta * q1 + (1 - theta) * (1 - q0)
-    k = rng.binomial(n, p)
-    tn = rng.binomial(m0, q0)
-    tp = rng.binomial(m1, q1)
-    return JudgeCounts.from_counts(
-        n=n, k=k, m0=m0, tn=tn, m1=m1, tp=tp, system=system, stratum=stratum
+    flat = {name: a.reshape(-1) for name, a in par.items()}
+    groups = flat["theta"].size
+    # Group columns: the label of each flat group index along each labelled dim.
+    index = np.unravel_index(np.arange(groups), shape) if shape else ()
+    columns = {}
+    for axis, (dim, labels) in enumerate(
+        (d, v) for d, v in (("system", system), ("stratum", stratum)) if v is not None
+    ):
+        columns[dim] = np.asarray(labels, dtype=object)[index[axis]]
+
+    def frame(sizes, truth_prob=None, truth=None, human=False):
+        group = np.repeat(np.arange(groups), sizes)
+        item = np.arange(group.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        if truth is None:
+            truth = (rng.random(group.size) < truth_prob[group]).astype(np.int64)
+        verdict = _judge(rng, truth, flat["q0"][group], flat["q1"][group])
+        data = {dim: col[group] for dim, col in columns.items()}
+        data["item"] = item
+        if human:
+            data |= {"judge": verdict, "human": truth}
+        else:
+            data |= {"truth": truth, "judge": verdict}
+        return pd.DataFrame(data)
+
+    test = frame(flat["n"], truth_prob=flat["theta"])
+    if calibration == "stratified":
+        sizes = flat["m0"] + flat["m1"]
+        # Within each group: m0 truly incorrect items, then m1 truly correct items.
+        position = np.arange(sizes.sum()) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        truth = (position >= np.repeat(flat["m0"], sizes)).astype(np.int64)
+        calib = frame(sizes, truth=truth, human=True)
+    else:
+        calib = frame(flat["m"], truth_prob=flat["theta_calibration"], human=True)
+    return test, calib
+
+
+# ----------------------------------------------------- cross-system calibration (Fiedler)
+
+
+def judge_quality(youden, q0=None) -> tuple[np.ndarray, np.ndarray]:
+    """Return the judge's (q0, q1) for a Youden index J = q0 + q1 − 1.
+
+    Parameters
+    ----------
+    youden : array_like
+        Youden's J, in [-1, 1].
+    q0 : array_like, optional
+        Specificity to hold fixed; then ``q1 = 1 + J - q0``. Default: the symmetric judge of
+        Fiedler Sec. 5, ``q0 = q1 = (1 + J) / 2``.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(q0, q1)``, broadcast over the inputs.
+
+    Raises
+    ------
+    ValueError
+        If J is outside [-1, 1] or the implied q1 is not a proportion.
+
+    References
+    ----------
+    .. [1] Fiedler, "Bias and Uncertainty in LLM-as-a-Judge Estimation", Sec. 5 ("equal
+       specificity q0 and sensitivity q1 for analytical transparency").
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import judge_quality
+    >>> [float(v) for v in judge_quality(0.3)]
+    [0.65, 0.65]
+    >>> [round(float(v), 2) for v in judge_quality(0.6, q0=0.7)]
+    [0.7, 0.9]
+    """
+    j = np.asarray(youden, dtype=float)
+    bad = ~((j >= -1) & (j <= 1))
+    if bad.any():
+        raise ValueError(f"youden (J = q0 + q1 - 1) must lie in [-1, 1]; got {j[bad].tolist()}.")
+    if q0 is None:
+        q = (1 + j) / 2
+        return q.copy(), q.copy()
+    q0 = as_probability("q0", q0)
+    q1 = 1 + j - q0
+    bad = ~((q1 >= 0) & (q1 <= 1))
+    if bad.any():
+        raise ValueError(
+            f"q1 = 1 + youden - q0 must be a proportion; youden and q0 give q1 = "
+            f"{np.atleast_1d(q1)[np.atleast_1d(bad)].tolist()}. Choose q0 in "
+            f"[max(0, youden), min(1, 1 + youden)]."
+        )
+    return np.broadcast_arrays(q0, q1)
+
+
+def youden_pair(j_a, delta_j, q0=None) -> tuple[np.ndarray, np.ndarray]:
+    """Return (q0, q1) for two systems A and B with J_B = J_A + ΔJ (Fiedler Sec. 5).
+
+    Parameters
+    ----------
+    j_a : float
+        Youden index J_A of the judge on system A's responses.
+    delta_j : float
+        Calibration gap ΔJ = J_B − J_A, as in Fiedler Sec. 5 (a positive ΔJ: B is easier for the
+        judge). Note that Fiedler App. C writes the opposite sign, ΔJ = J_A − J_B.
+    q0 : float, optional
+        Passed to :func:`judge_quality` for both systems; default the symmetric judge.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``(q0, q1)``, each of shape ``(2,)`` for systems ``(A, B)``.
+
+    Raises
+    ------
+    ValueError
+        If J_A or J_B is outside [-1, 1].
+
+    References
+    ----------
+    .. [1] Fiedler, "Bias and Uncertainty in LLM-as-a-Judge Estimation", Sec. 5 (sweeps of
+       J_A with ΔJ = 0.05, and of ΔJ with J_A = 0.3; q0 = q1; true gap θ_B − θ_A = 0.05).
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import youden_pair
+    >>> q0, q1 = youden_pair(0.3, 0.05)
+    >>> q0.tolist(), q1.tolist()
+    ([0.65, 0.675], [0.65, 0.675])
+    """
+    youden = np.array([float(j_a), float(j_a) + float(delta_j)])
+    bad = ~((youden >= -1) & (youden <= 1))
+    if bad.any():
+        raise ValueError(
+            f"j_a and j_a + delta_j (J_A and J_B) must lie in [-1, 1]; got J_A={youden[0]!r}, "
+            f"J_B={youden[1]!r}."
+        )
+    return judge_quality(youden, q0)
+
+
+def simulate_instability(
+    theta_a,
+    delta,
+    j_a,
+    delta_j,
+    n,
+    m0,
+    m1,
+    *,
+    shared=None,
+    q0=None,
+    system=("A", "B"),
+    random_seed=None,
+) -> JudgeCounts:
+    """Draw counts for two systems whose judge quality differs (ΔJ), own or shared calibration.
+
+    System A has accuracy ``theta_a`` and judge quality J_A; system B has ``theta_a + delta``
+    and J_B = J_A + ΔJ (:func:`youden_pair`). Each system gets ``n`` test items and a
+    stratified calibration set of ``m0`` + ``m1`` items judged with its own (q0, q1).
+
+    Parameters
+    ----------
+    theta_a, delta : float
+        True accuracy of A and the true gap δ = θ_B − θ_A.
+    j_a, delta_j : float
+        J_A and ΔJ = J_B − J_A.
+    n, m0, m1 : int
+        Test items per system and calibration items (truly incorrect / correct) per set.
+    shared : {None, "pooled"} or system label, optional
+        ``None``: each system keeps its own calibration (model-specific). A system label
+        (e.g. ``"A"``): that system's calibration set is used for both (Fiedler App. C).
+        ``"pooled"``: both sets are added up and used for both. Shared calibration is recorded
+        in :attr:`JudgeCounts.calibration_shared_over`.
+    q0 : float, optional
+        Hold the specificity fixed (see :func:`judge_quality`); default ``q0 = q1``.
+    system : pair of str, default ("A", "B")
+        Labels of the two systems.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    JudgeCounts
+        Counts over ``system``; test counts are independent between systems (for systems
+        that answer the same items see :func:`simulate_paired_items`).
+
+    References
+    ----------
+    .. [1] Fiedler, "Bias and Uncertainty in LLM-as-a-Judge Estimation", Sec. 4–5 and
+       App. C (bias of shared-calibration RG: (θ_A (J_A − J_B) − (q0,A − q0,B)) / J_B).
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_instability
+    >>> c = simulate_instability(0.5, 0.05, 0.3, 0.1, n=500, m0=100, m1=100, shared="A",
+    ...                          random_seed=1)
+    >>> c.systems, c.calibration_shared_over
+    (['A', 'B'], ('system',))
+    """
+    system = list(system)
+    if len(system) != 2:
+        raise ValueError(f"system needs two labels (A, B); got {system!r}.")
+    q0s, q1s = youden_pair(j_a, delta_j, q0)
+    theta = np.array([float(theta_a), float(theta_a) + float(delta)])
+    as_probability("theta_a + delta", theta)
+    counts = simulate_counts(theta, q0s, q1s, n, m0, m1, system=system, random_seed=random_seed)
+    if shared is None:
+        return counts
+    if shared == "pooled":
+        return counts.pooled_calibration("system")
+    if shared not in system:
+        raise ValueError(
+            f"shared must be None (own calibration), 'pooled' or one of the system labels "
+            f"{system}; got {shared!r}."
+        )
+    source = counts.sel(system=shared).dataset.assign_coords(system=["shared"])
+    return counts.with_calibration_from(JudgeCounts(source))
+
+
+# --------------------------------------------------------------------- paired systems
+
+
+def _bivariate_upper(h: float, k: float, rho: float) -> float:
+    """P(X < h, Y < k) − Φ(h)Φ(k) for standard normals with correlation rho (Plackett)."""
+    if rho == 0:
+        return 0.0
+
+    def density(r):
+        s = 1 - r * r
+        return np.exp(-(h * h - 2 * r * h * k + k * k) / (2 * s)) / (2 * np.pi * np.sqrt(s))
+
+    value, _ = integrate.quad(density, 0.0, rho, epsabs=1e-13, epsrel=1e-11)
+    return value
+
+
+def latent_correlation(theta, correlation) -> np.ndarray:
+    """Gaussian-copula correlation matrix that gives binary truths the requested correlation.
+
+    System ``j`` is truly correct on an item when its latent normal score is below
+    ``Φ⁻¹(theta_j)``; the latent correlation r_jk is solved so that the correctness
+    indicators have Pearson (phi) correlation ``correlation[j, k]``:
+    ``P(Z_j = 1, Z_k = 1) = θ_j θ_k + ρ_jk √(θ_j(1−θ_j) θ_k(1−θ_k))``.
+
+    Parameters
+    ----------
+    theta : array_like, shape (K,)
+        Marginal accuracies, strictly inside (0, 1).
+    correlation : float or array_like, shape (K, K)
+        Requested correlation of correctness: one value for every pair or a symmetric matrix.
+
+    Returns
+    -------
+    numpy.ndarray
+        The latent correlation matrix, shape ``(K, K)``.
+
+    Raises
+    ------
+    ValueError
+        If a requested correlation is outside what the marginals allow (the Fréchet bounds),
+        or the solved latent matrix is not positive semi-definite.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import latent_correlation
+    >>> r = latent_correlation([0.5, 0.5], 0.5)
+    >>> round(float(r[0, 1]), 4)  # sin(pi * 0.5 / 2) for two symmetric coins
+    0.7071
+    """
+    theta = as_probability("theta", theta).reshape(-1)
+    if ((theta <= 0) | (theta >= 1)).any():
+        raise ValueError(
+            f"theta must be strictly inside (0, 1) for correlated correctness; got "
+            f"{theta.tolist()}."
+        )
+    size = theta.size
+    rho = np.asarray(correlation, dtype=float)
+    if rho.ndim == 0:
+        rho = np.full((size, size), float(rho))
+        np.fill_diagonal(rho, 1.0)
+    if rho.shape != (size, size) or not np.allclose(rho, rho.T) or not np.isfinite(rho).all():
+        raise ValueError(
+            f"correlation must be one number or a symmetric ({size}, {size}) matrix (one row "
+            f"per system); got shape {rho.shape}."
+        )
+    z = special.ndtri(theta)
+    sd = np.sqrt(theta * (1 - theta))
+    latent = np.eye(size)
+    for j in range(size):
+        for k in range(j + 1, size):
+            target = rho[j, k] * sd[j] * sd[k]
+            low = max(0.0, theta[j] + theta[k] - 1) - theta[j] * theta[k]
+            high = min(theta[j], theta[k]) - theta[j] * theta[k]
+            if not low - 1e-12 <= target <= high + 1e-12:
+                raise ValueError(
+                    f"correlation {float(rho[j, k])!r} between systems {j} and {k} is impossible "
+                    f"for accuracies {float(theta[j])!r} and {float(theta[k])!r}: it must lie in "
+                    f"[{low / (sd[j] * sd[k]):.4f}, {high / (sd[j] * sd[k]):.4f}]."
+                )
+            edge = 1 - 1e-12
+            latent[j, k] = latent[k, j] = optimize.brentq(
+                lambda r, a=z[j], b=z[k], t=target: _bivariate_upper(a, b, r) - t,
+                -edge,
+                edge,
+                xtol=1e-12,
+            )
+    if np.linalg.eigvalsh(latent).min() < -1e-10:
+        raise ValueError(
+            f"The requested correlations {rho.tolist()} need a latent correlation matrix that "
+            f"is not positive semi-definite; choose correlations that are more alike."
+        )
+    return latent
+
+
+def simulate_paired_items(
+    theta, q0, q1, n, *, correlation=0.0, system=None, random_seed=None
+) -> pd.DataFrame:
+    """K systems answer the same n items with correlated correctness; one judge grades all.
+
+    Correctness follows a Gaussian copula (:func:`latent_correlation`): each item has a
+    latent normal score per system with the solved correlation matrix, and system ``j`` is
+    truly correct when its score is below ``Φ⁻¹(theta_j)``. So the truths have the given
+    marginal accuracies and pairwise Pearson (phi) correlation ``correlation``. Verdicts are
+    independent given the truth, with each system's own ``q0, q1``.
+
+    Parameters
+    ----------
+    theta, q0, q1 : array_like, shape (K,) or scalar
+        Accuracy, judge specificity and sensitivity per system (scalars apply to every
+        system).
+    n : int
+        Items, answered by every system.
+    correlation : float or array_like, shape (K, K), default 0.0
+        Correlation of correctness between systems on the same item.
+    system : sequence of str, optional
+        System labels; default ``"s0", "s1", …`` (K from the parameters).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Long table, one row per (item, system): ``item``, ``system``, ``truth`` (hidden true
+        label) and ``judge`` (verdict), sorted by item then system. Count it with
+        ``JudgeCounts.from_frames(frame, system="system")``.
+
+    Raises
+    ------
+    ValueError
+        If the parameters have different lengths, a value is out of range, or the correlation
+        is impossible for the marginals.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_paired_items
+    >>> frame = simulate_paired_items([0.5, 0.6], 0.8, 0.9, n=3, correlation=0.4,
+    ...                               system=["a", "b"], random_seed=1)
+    >>> frame[["item", "system"]].values.tolist()
+    [[0, 'a'], [0, 'b'], [1, 'a'], [1, 'b'], [2, 'a'], [2, 'b']]
+    """
+    system = _as_labels(system)
+    theta, q0, q1 = (
+        as_probability(name, v).reshape(-1) if np.ndim(v) else as_probability(name, v)
+        for name, v in (("theta", theta), ("q0", q0), ("q1", q1))
     )
+    n = int(as_count("n", n, positive=True))
+    sizes = {np.size(a) for a in (theta, q0, q1) if np.ndim(a)}
+    if system is not None:
+        sizes.add(len(system))
+    if len(sizes) > 1:
+        raise ValueError(
+            f"theta, q0, q1 and system must have one entry per system; got lengths {sorted(sizes)}."
+        )
+    count = sizes.pop() if sizes else 1
+    theta, q0, q1 = (np.broadcast_to(a, (count,)) for a in (theta, q0, q1))
+    system = system if system is not None else [f"s{j}" for j in range(count)]
+    latent = latent_correlation(theta, correlation) if count > 1 else np.eye(1)
+    rng = np.random.default_rng(random_seed)
+    scores = rng.multivariate_normal(np.zeros(count), latent, size=n, method="eigh")
+    truth = (scores < special.ndtri(theta)).astype(np.int64)
+    verdict = _judge(rng, truth, q0, q1)
+    return pd.DataFrame(
+        {
+            "item": np.repeat(np.arange(n), count),
+            "system": np.tile(np.asarray(system, dtype=object), n),
+            "truth": truth.reshape(-1),
+            "judge": verdict.reshape(-1),
+        }
+    )
+
+
+# --------------------------------------------------------------------------- demo
 
 
 def demo_design() -> xr.Dataset:

@@ -21,6 +21,15 @@ from bayesjudge.core.correction import (
     lang_reiczigel_length,
     rogan_gladen,
 )
+from bayesjudge.core.exact import (
+    ExactPosterior,
+    ExactSummary,
+    Marginal,
+    exact_draws,
+    exact_marginals,
+    exact_posterior,
+    exact_theta_interval,
+)
 from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import PPIEstimate, ppi_mean
 from bayesjudge.core.youden import youden, youden_difference
@@ -28,7 +37,10 @@ from bayesjudge.core.youden import youden, youden_difference
 __all__ = [
     "HUMAN_ONLY_Q_THRESHOLD",
     "EstimateInterval",
+    "ExactPosterior",
+    "ExactSummary",
     "Interval",
+    "Marginal",
     "PPIEstimate",
     "adjusted_estimates",
     "allocate_calibration",
@@ -36,6 +48,10 @@ __all__ = [
     "bootstrap_difference",
     "bootstrap_rogan_gladen",
     "delta_method_variance",
+    "exact_draws",
+    "exact_marginals",
+    "exact_posterior",
+    "exact_theta_interval",
     "human_only_regime",
     "judge_beats_human_only",
     "lang_reiczigel_interval",

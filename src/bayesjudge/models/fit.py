@@ -30,6 +30,10 @@ from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
 __all__ = ["Fit", "PosteriorPredictiveCheck", "fit", "load", "prior_predictive"]
 
 SAMPLERS = ("nutpie", "pymc")
+METHODS = ("mcmc", "exact")
+# Quadrature settings of method="exact" (bayesjudge.core.exact.exact_marginals).
+EXACT_ENGINE = {"nodes": 12, "grid": 65, "theta_nodes": 24, "q_nodes": 12, "q_grid": 81}
+_EXACT_VARS = ("theta", "q0", "q1")
 # Variables reported by summary() and checked for convergence, in this order when present.
 REPORTED = (
     "theta",
@@ -214,8 +218,9 @@ def fit(
     sampler: str = "nutpie",
     target_accept: float | None = None,
     progressbar: bool = False,
+    method: str = "mcmc",
 ) -> Fit:
-    """Fit the Bayesian model of θ, q0, q1 to judge counts by MCMC (NUTS).
+    """Fit the Bayesian model of θ, q0, q1 to judge counts by MCMC (NUTS) or exactly.
 
     Parameters
     ----------
@@ -240,6 +245,17 @@ def fit(
         seeds diverged at 0.95, 1 at 0.98 and none at 0.99, whose ESS was as high.
     progressbar : bool, default False
         Show the sampler's progress bar.
+    method : {"mcmc", "exact"}, default "mcmc"
+        ``"exact"`` computes the posterior without MCMC (:mod:`bayesjudge.core.exact`):
+        available for ``calibration="separate"`` with Beta (parameters ≥ 1) or known priors,
+        every group with its own calibration counts, ``aggregate`` None, ``"auto"``,
+        ``"test"`` or weights, and ``judge_better_than_chance=False``. ``summary()`` then
+        reports the exact mean, sd, median and equal-tailed interval of θ, q0 and q1
+        (quantile error < 1e-4); ``posterior`` holds ``chains × draws`` i.i.d. exact draws
+        (default 4 × 1000, the chain dim kept for ArviZ), from which the HDI, derived
+        variables (``youden``, ``p``, ``theta_total``), ``compare`` and ``ppc`` are
+        computed. ``tune``, ``sampler`` and ``target_accept`` are not used; ESS is the
+        number of draws and r_hat is 1 (independent draws); no ConvergenceWarning.
 
     Returns
     -------
@@ -284,6 +300,13 @@ def fit(
     """
     counts = JudgeCounts(counts)
     config = model_config(calibration, pool_over, priors, aggregate, judge_better_than_chance)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {list(METHODS)}; got {method!r}.")
+    if method == "exact":
+        for name, value, low in (("draws", draws, 1), ("chains", chains, 1)):
+            _check_int(name, value, low)
+        return _fit_exact(counts, config, draws=int(draws), chains=int(chains),
+                          random_seed=_check_seed(random_seed))  # fmt: skip
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {list(SAMPLERS)}; got {sampler!r}.")
     for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
@@ -322,6 +345,104 @@ def fit(
     tree["counts"] = xr.DataTree(counts.dataset)
     result = Fit(tree, fit_config, model=model)
     result.check_sampling(stacklevel=2)
+    return result
+
+
+def _exact_unsupported(counts: JudgeCounts, config: dict) -> str | None:
+    """Why method="exact" cannot fit this model (None if it can)."""
+    priors = Priors.from_dict(config["priors"])
+    if config["calibration"] != "separate":
+        return (
+            f"calibration={config['calibration']!r} couples the groups' q0, q1; the exact "
+            f"engine handles calibration='separate' only. Use method='mcmc'."
+        )
+    if config["judge_better_than_chance"]:
+        return (
+            "judge_better_than_chance=True (the J > 0 truncation) is not supported by the exact "
+            "engine; use method='mcmc', or drop the option when the calibration sets are "
+            "informative."
+        )
+    if config["aggregate"] == "dirichlet":
+        return (
+            "aggregate='dirichlet' adds Dirichlet stratum weights to the model, which the exact "
+            "engine does not integrate; use aggregate='test' or fixed weights with "
+            "method='exact', or method='mcmc'."
+        )
+    if counts.calibration_shared_over:
+        return (
+            f"these counts carry one calibration set shared over "
+            f"{list(counts.calibration_shared_over)}; the exact engine needs every group's own "
+            f"calibration counts. Use calibration='shared' with method='mcmc'."
+        )
+    a, b = priors.theta
+    if a < 1 or b < 1:
+        return (
+            f"Priors.theta = {priors.theta} has an unbounded density; the exact engine needs "
+            f"Beta parameters >= 1. Use method='mcmc'."
+        )
+    return None
+
+
+def _fit_exact(counts: JudgeCounts, config: dict, *, draws: int, chains: int, random_seed: int):
+    from bayesjudge.core.exact import exact_draws, exact_marginals
+
+    reason = _exact_unsupported(counts, config)
+    if reason:
+        raise ValueError(f"method='exact' is not available here: {reason}")
+    priors = Priors.from_dict(config["priors"])
+    model = _build(counts, config)  # validates the counts against the priors; used by ppc()
+    ds = counts.dataset
+    data = [ds[v].values for v in ("k", "n", "tn", "m0", "tp", "m1")]
+    try:
+        marginals = exact_marginals(
+            *data, theta_prior=priors.theta, q0_prior=priors.q0, q1_prior=priors.q1,
+            **EXACT_ENGINE,
+        )  # fmt: skip
+        drawn = exact_draws(
+            *data, size=draws * chains, rng=random_seed, theta_prior=priors.theta,
+            q0_prior=priors.q0, q1_prior=priors.q1,
+        )  # fmt: skip
+    except ValueError as err:
+        raise ValueError(f"method='exact' is not available here: {err}") from None
+    coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
+    coords |= {"system": counts.systems, "stratum": counts.strata}
+    dims = ("chain", "draw", *DIMS)
+    post = {v: (dims, drawn[v].reshape(chains, draws, *drawn[v].shape[1:])) for v in drawn}
+    posterior = xr.Dataset(post, coords=coords)
+    posterior["youden"] = posterior["q0"] + posterior["q1"] - 1
+    posterior["p"] = posterior["theta"] * posterior["q1"] + (1 - posterior["theta"]) * (
+        1 - posterior["q0"]
+    )
+    kind, weights = _aggregate_weights(counts, config["aggregate"])
+    if kind is not None:
+        w = xr.DataArray(weights, dims=DIMS, coords={d: coords[d] for d in DIMS})
+        posterior["theta_total"] = (posterior["theta"] * w).sum("stratum")
+    posterior.attrs.update({"method": "exact", "draws": "i.i.d. from the exact posterior"})
+    grids = {}
+    for v, m in marginals.items():
+        point = ("system", "stratum", f"{v}_point")
+        grids[f"{v}_grid"] = (point, m.grid)
+        grids[f"{v}_density"] = (point, m.density)
+        grids[f"{v}_cdf"] = (point, m.cdf_values)
+    exact = xr.Dataset(grids, coords={d: coords[d] for d in DIMS})
+    exact.attrs.update({k: int(v) for k, v in EXACT_ENGINE.items()})
+    tree = xr.DataTree.from_dict({"posterior": posterior, "exact": exact})
+    for name, frame in _observed_tree(model).items():
+        tree[name] = xr.DataTree(frame)
+    tree["counts"] = xr.DataTree(counts.dataset)
+    fit_config = {
+        **config,
+        "method": "exact",
+        "engine": dict(EXACT_ENGINE),
+        "draws": draws,
+        "tune": 0,
+        "chains": chains,
+        "random_seed": random_seed,
+        "sampler": "exact",
+        "target_accept": None,
+    }
+    result = Fit(tree, fit_config, model=model)
+    result.tree.attrs["method"] = "exact"
     return result
 
 
@@ -517,7 +638,8 @@ class Fit:
         return (
             f"<bayesjudge.Fit calibration={c['calibration']!r} systems={sizes['system']} "
             f"strata={sizes['stratum']} draws={c['chains']}×{c['draws']} "
-            f"sampler={c['sampler']!r} seed={c['random_seed']}>"
+            + ("method='exact'" if self.method == "exact" else f"sampler={c['sampler']!r}")
+            + f" seed={c['random_seed']}>"
         )
 
     def _repr_html_(self) -> str:
@@ -532,6 +654,45 @@ class Fit:
     def _reported(self) -> list[str]:
         return [v for v in REPORTED if v in self.posterior.data_vars]
 
+    @property
+    def method(self) -> str:
+        """``"mcmc"`` or ``"exact"`` (see :func:`bayesjudge.fit`)."""
+        return self.config.get("method", "mcmc")
+
+    def _exact_marginal(self, name: str):
+        """Return the exact marginal of theta, q0 or q1 (a core.exact.Marginal)."""
+        from bayesjudge.core.exact import Marginal
+
+        ds = self.tree["exact"].dataset
+        return Marginal(
+            grid=ds[f"{name}_grid"].values,
+            density=ds[f"{name}_density"].values,
+            cdf_values=ds[f"{name}_cdf"].values,
+        )
+
+    def _exact_stats(self, name: str, ci_prob: float) -> dict[str, xr.DataArray]:
+        """Exact mean, sd, median and ETI of theta, q0 or q1 as DataArrays (system, stratum)."""
+        m = self._exact_marginal(name)
+        probs = np.array([(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2])
+        q = m.quantile(probs.reshape(3, 1, 1))
+        known = m.known
+        value = m.grid[..., 0]
+        q = np.where(known, value, q)
+        template = self.posterior[name].isel(chain=0, draw=0, drop=True)
+
+        def like(values):
+            return template.copy(data=np.asarray(values, dtype=float))
+
+        eti = xr.concat([like(q[0]), like(q[2])], dim="ci_bound").assign_coords(
+            ci_bound=["lower", "upper"]
+        )
+        return {
+            "mean": like(np.where(known, value, m.mean())),
+            "sd": like(np.where(known, 0.0, m.sd())),
+            "median": like(q[1]),
+            "eti": eti,
+        }
+
     # ----------------------------------------------------------------- diagnostics
 
     def diagnostics(self) -> dict:
@@ -545,6 +706,17 @@ class Fit:
         >>> d["divergences"], d["r_hat_max"] < 1.01, d["ess_bulk_min"] > 400
         (0, True, True)
         """
+        if self.method == "exact":
+            size = int(self.posterior.sizes["chain"] * self.posterior.sizes["draw"])
+            # I.i.d. draws from the exact posterior: nothing to diagnose.
+            return {
+                "divergences": 0,
+                "draws": size,
+                "r_hat_max": 1.0,
+                "ess_bulk_min": float(size),
+                "ess_tail_min": float(size),
+                "worst": {},
+            }
         post = self.posterior[self._reported()]
         # Variables fixed by known priors are constant; their r_hat/ESS are undefined.
         varying = [v for v in post.data_vars if _varies(post[v])]
@@ -660,17 +832,35 @@ class Fit:
         for name in names:
             draws = self.posterior[name]
             single = draws.to_dataset()
-            eti = _quantile_interval(draws, ci_prob)
             hdi = az.hdi(single, prob=ci_prob)[name]
-            ds = xr.Dataset(
-                {
+            if self.method == "exact":
+                stats = (
+                    self._exact_stats(name, ci_prob)
+                    if name in _EXACT_VARS
+                    else {
+                        "mean": draws.mean(("chain", "draw")),
+                        "sd": draws.std(("chain", "draw"), ddof=1),
+                        "median": draws.median(("chain", "draw")),
+                        "eti": _quantile_interval(draws, ci_prob),
+                    }
+                )
+                size = float(draws.sizes["chain"] * draws.sizes["draw"])
+                fixed = ~(draws.max(("chain", "draw")) > draws.min(("chain", "draw")))
+                diag = {
+                    "ess_bulk": xr.where(fixed, np.nan, size),
+                    "ess_tail": xr.where(fixed, np.nan, size),
+                    "r_hat": xr.where(fixed, np.nan, 1.0),
+                }
+            else:
+                stats = {
                     "mean": draws.mean(("chain", "draw")),
                     "sd": draws.std(("chain", "draw"), ddof=1),
                     "median": draws.median(("chain", "draw")),
-                    "eti": eti,
-                    "hdi": hdi,
-                    **_convergence(single, name),
-                },
+                    "eti": _quantile_interval(draws, ci_prob),
+                }
+                diag = _convergence(single, name)
+            ds = xr.Dataset(
+                {**stats, "hdi": hdi, **diag},
                 attrs={"ci_prob": ci_prob, "ci_kind": "eti and hdi"},
             )
             tree[name] = xr.DataTree(ds)
@@ -829,10 +1019,11 @@ class Fit:
         """
         path = Path(path)
         tree = self.tree.copy()
-        stats = tree["sample_stats"].dataset
-        # netCDF cannot store object arrays of None (e.g. nutpie's divergence messages).
-        drop = [v for v in stats.data_vars if stats[v].dtype == object]
-        tree["sample_stats"] = xr.DataTree(stats.drop_vars(drop))
+        if "sample_stats" in tree.children:
+            stats = tree["sample_stats"].dataset
+            # netCDF cannot store object arrays of None (e.g. nutpie's divergence messages).
+            drop = [v for v in stats.data_vars if stats[v].dtype == object]
+            tree["sample_stats"] = xr.DataTree(stats.drop_vars(drop))
         tree.attrs["format"] = _FORMAT
         tree.to_netcdf(path, engine="h5netcdf")
         return path

@@ -1,0 +1,198 @@
+"""Benchmark: the exact posterior engine vs NUTS, per posterior, and 10⁴ posteriors at once.
+
+Run from the repository root::
+
+    python benchmarks/bench_exact.py [--skip-pymc]
+
+(a) One group (n = 1000, m0 = m1 = 100; θ = 0.4, q0 = 0.7, q1 = 0.9; seeds 1-5), flat priors.
+    Timed in one process with time.perf_counter, per posterior:
+
+    * ``exact_posterior`` (θ, q0, q1: mean, sd, median, 95 % ETI), one group per call;
+    * ``exact_theta_interval`` (θ only, the fast path), one group per call, and per group
+      within a call of 10⁴ groups;
+    * ``bj.fit(method="exact")`` (engine + 4000 i.i.d. draws + the Fit/DataTree wrapping);
+    * PyMC's NUTS (``sampler="pymc"``, 4 chains × (1000 tune + 1000 draws), chains one after
+      another), compile excluded: the first call compiles (and is reported separately); the
+      median of the next calls is the per-posterior time;
+    * nutpie, cached refit (compile excluded the same way).
+
+    Ratios: NUTS time / exact time (goal ≥ 1000× vs PyMC NUTS).
+
+(b) 10⁴ single-group posteriors (n = 1000, m0 = m1 = 100, θ ~ U(0.05, 0.95), q0 = 0.7,
+    q1 = 0.9): ``exact_posterior`` on all of them in one call (goal ≤ 10 s), single-threaded
+    and on a 2-thread pool over 2 chunks (numpy releases the GIL), and the fast path.
+
+Results go to ``benchmarks/results/exact.json`` with the load average (the machine is shared;
+wall time is inflated when other processes run).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import time
+import warnings
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import numpy as np
+
+import bayesjudge as bj
+from bayesjudge.core.exact import exact_posterior, exact_theta_interval
+
+ROOT = Path(__file__).resolve().parents[1]
+GOAL_SPEEDUP = 1000.0
+GOAL_BATCH_SECONDS = 10.0
+BATCH = 10_000
+
+
+def single_group_counts(seed: int) -> bj.JudgeCounts:
+    return bj.simulate_counts(0.4, 0.7, 0.9, n=1000, m0=100, m1=100, random_seed=seed)
+
+
+def args_of(counts: bj.JudgeCounts):
+    ds = counts.dataset
+    return [ds[v].values.ravel() for v in ("k", "n", "tn", "m0", "tp", "m1")]
+
+
+def per_call(func, inputs, repeat: int = 3) -> float:
+    """Median over inputs of the best-of-``repeat`` wall time of ``func(*input)``."""
+    times = []
+    for data in inputs:
+        best = np.inf
+        for _ in range(repeat):
+            start = time.perf_counter()
+            func(*data)
+            best = min(best, time.perf_counter() - start)
+        times.append(best)
+    return statistics.median(times)
+
+
+def timed(func) -> float:
+    start = time.perf_counter()
+    func()
+    return time.perf_counter() - start
+
+
+def nuts_seconds(sampler: str, seeds) -> dict:
+    """First call (with compile) and the median of the later calls."""
+    runs = []
+    for seed in seeds:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", bj.BayesJudgeWarning)
+            runs.append(
+                timed(lambda s=seed: bj.fit(single_group_counts(s), random_seed=s, sampler=sampler))
+            )
+    return {"first_call_seconds": runs[0], "seconds": statistics.median(runs[1:]), "runs": runs}
+
+
+def main(argv=None) -> dict:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-pymc", action="store_true", help="skip PyMC's NUTS in (a)")
+    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "exact.json")
+    args = parser.parse_args(argv)
+    load_before = os.getloadavg()
+    seeds = range(1, 6)
+    singles = [args_of(single_group_counts(s)) for s in seeds]
+
+    # (a) per posterior
+    exact_posterior(*singles[0])  # warm-up (imports, caches)
+    single = {
+        "exact_posterior_seconds": per_call(exact_posterior, singles),
+        "exact_theta_interval_seconds": per_call(exact_theta_interval, singles),
+    }
+    counts = [single_group_counts(s) for s in seeds]
+    bj.fit(counts[0], method="exact", random_seed=0)
+    single["fit_method_exact_seconds"] = statistics.median(
+        [timed(lambda c=c: bj.fit(c, method="exact", random_seed=1)) for c in counts]
+    )
+    single["nutpie_cached_refit"] = nuts_seconds("nutpie", seeds)
+    if not args.skip_pymc:
+        single["pymc_nuts"] = nuts_seconds("pymc", seeds)
+    exact_s = single["exact_posterior_seconds"]
+    ratios = {
+        "nutpie_refit_over_exact_posterior": single["nutpie_cached_refit"]["seconds"] / exact_s,
+        "nutpie_refit_over_fit_exact": single["nutpie_cached_refit"]["seconds"]
+        / single["fit_method_exact_seconds"],
+    }
+    if not args.skip_pymc:
+        pymc = single["pymc_nuts"]["seconds"]
+        ratios["pymc_over_exact_posterior"] = pymc / exact_s
+        ratios["pymc_over_exact_theta_interval"] = pymc / single["exact_theta_interval_seconds"]
+        ratios["pymc_over_fit_exact"] = pymc / single["fit_method_exact_seconds"]
+        ratios["meets_goal"] = ratios["pymc_over_exact_posterior"] >= GOAL_SPEEDUP
+    print("(a) one group (n = 1000, m0 = m1 = 100), per posterior")
+    for key in ("exact_posterior_seconds", "exact_theta_interval_seconds",
+                "fit_method_exact_seconds"):  # fmt: skip
+        print(f"  {key:<34} {single[key] * 1e3:9.2f} ms")
+    for key in ("nutpie_cached_refit", "pymc_nuts"):
+        if key in single:
+            print(f"  {key:<34} {single[key]['seconds'] * 1e3:9.2f} ms "
+                  f"(first call {single[key]['first_call_seconds']:.2f} s)")  # fmt: skip
+    for key, value in ratios.items():
+        print(f"  {key:<34} {value:9.0f}" if key != "meets_goal" else f"  {key}: {value}")
+
+    # (b) 10⁴ posteriors
+    rng = np.random.default_rng(2026)
+    batch = bj.simulate_counts(
+        rng.uniform(0.05, 0.95, BATCH), 0.7, 0.9, n=1000, m0=100, m1=100,
+        system=list(range(BATCH)), random_seed=rng,
+    )  # fmt: skip
+    data = args_of(batch)
+    half = [[d[: BATCH // 2] for d in data], [d[BATCH // 2 :] for d in data]]
+
+    def threaded(func):
+        with ThreadPoolExecutor(max_workers=2) as pool:
+            list(pool.map(lambda part: func(*part), half))
+
+    many = {
+        "groups": BATCH,
+        "exact_posterior_seconds": timed(lambda: exact_posterior(*data)),
+        "exact_posterior_2_threads_seconds": timed(lambda: threaded(exact_posterior)),
+        "exact_theta_interval_seconds": timed(lambda: exact_theta_interval(*data)),
+        "exact_theta_interval_2_threads_seconds": timed(lambda: threaded(exact_theta_interval)),
+        "goal_seconds": GOAL_BATCH_SECONDS,
+    }
+    many["meets_goal"] = (
+        min(many["exact_posterior_seconds"], many["exact_posterior_2_threads_seconds"])
+        <= GOAL_BATCH_SECONDS
+    )
+    many["theta_interval_microseconds_per_posterior"] = (
+        many["exact_theta_interval_seconds"] / BATCH * 1e6
+    )
+    if not args.skip_pymc:
+        per_posterior = many["exact_posterior_seconds"] / BATCH
+        ratios["pymc_over_exact_posterior_in_batch"] = single["pymc_nuts"]["seconds"] / (
+            per_posterior
+        )
+        ratios["meets_goal_in_batch"] = ratios["pymc_over_exact_posterior_in_batch"] >= GOAL_SPEEDUP
+        print(f"  PyMC NUTS / exact_posterior per posterior in the batch: "
+              f"{ratios['pymc_over_exact_posterior_in_batch']:.0f}")  # fmt: skip
+    print(f"(b) {BATCH} single-group posteriors")
+    for key, value in many.items():
+        print(f"  {key:<44} {value}")
+
+    out = {
+        "machine": {
+            "python": platform.python_version(),
+            "processor": platform.processor() or platform.machine(),
+            "cpu_count": os.cpu_count(),
+            "load_average_before": load_before,
+            "load_average_after": os.getloadavg(),
+        },
+        "single_group": single,
+        "ratios": ratios,
+        "many_groups": many,
+        "bayesjudge_version": bj.__version__,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2, default=float) + "\n")
+    print(f"wrote {args.out}")
+    return out
+
+
+if __name__ == "__main__":
+    main()

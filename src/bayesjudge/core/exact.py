@@ -1,0 +1,1032 @@
+"""Exact (non-MCMC) posterior of the ``"separate"`` model, vectorised over many groups.
+
+One group has θ ~ Beta(a, b), q0 ~ Beta(a0, b0) (or a known value), q1 ~ Beta(a1, b1) (or
+known), and k ~ Bin(n, p), p = θ q1 + (1 − θ)(1 − q0), tn ~ Bin(m0, q0), tp ~ Bin(m1, q1).
+Every array argument broadcasts over groups; the priors are the same for all groups.
+
+Public functions
+----------------
+:func:`exact_theta_interval`
+    θ only: mean, sd, median and equal-tailed interval (the fast path, ~0.1 ms per group).
+:func:`exact_posterior`
+    Mean, sd, median and equal-tailed interval of θ, q0 and q1.
+:func:`exact_marginals`
+    The marginal posteriors as :class:`Marginal` objects (CDF and quantiles at any point).
+:func:`exact_draws`
+    I.i.d. joint draws of (θ, q0, q1) from the posterior.
+
+Algorithm
+---------
+Write P ~ Beta(k + 1, n − k + 1) (the binomial likelihood of p, normalised) and Q0, Q1 for
+the calibration-only Beta posteriors Beta(a0 + tn, b0 + m0 − tn), Beta(a1 + tp, b1 + m1 − tp).
+With θ fixed, p = (1 − θ)(1 − q0) + θ q1, so the posterior density of θ is
+
+    π(θ | data) ∝ π(θ) · g_θ(0),   g_θ = density of D_θ = (1 − θ)(1 − Q0) + θ Q1 − P,
+
+a convolution of three independent, scaled Betas evaluated at one point. ``g_θ(0)`` is
+computed by tensor Gauss-Hermite quadrature over two of the three variables — nodes in
+normal-score space, ``x = F⁻¹(Φ(z))``, which makes the integrand smooth and gives spectral
+convergence — with the density of the third evaluated where the constraint puts it. The
+evaluated one is the *widest* of the three (scaled by 1, 1 − θ, θ) at that θ, so the
+integrand is smooth at the node spacing even when n ≫ m or m ≫ n. θ lives on a grid that
+is first located (a coarse pass over a box bounding θ = (p + q0 − 1) / J, then the region
+within 25 nats of the maximum) and then refined; the CDF is Simpson's cumulative integral,
+interpolated by cubic Hermite polynomials with the density as slope (4th order).
+
+The marginal of q0 is f0(x) ∫ f1(q1) ∫₀¹ π(θ) f_P(θ q1 + (1 − θ)(1 − x)) dθ dq1: the θ
+integral by Gauss-Legendre on the part of [0, 1] where f_P is not negligible (which handles
+the θ ∈ [0, 1] bounds exactly), the q1 integral by Gauss-Hermite, and x on a located grid as
+for θ. Likewise q1.
+
+Draws: θ by inverting its CDF; then (q0, q1) | θ exactly by rejection: the two narrowest of
+(P, Q0, Q1) are proposed from their Betas, the third follows from the constraint and the
+proposal is accepted with probability f(x) / max f of that third density.
+
+Accuracy (tests/test_exact.py): quantiles within 1e-4 of the quadrature of
+``tests/reference_posterior.py`` and of a brute-force 3-D grid on the cases tested (n ≫ m,
+rare positives, tiny samples, θ near 0 and 1, J near 0, known q, informative priors).
+Requires θ-prior parameters ≥ 1 and calibration-posterior Beta parameters ≥ 1 (bounded
+densities); ``judge_better_than_chance`` is not supported.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from numbers import Real
+from typing import NamedTuple
+
+import numpy as np
+from scipy import integrate, special
+
+__all__ = [
+    "ExactPosterior",
+    "ExactSummary",
+    "Marginal",
+    "exact_draws",
+    "exact_marginals",
+    "exact_posterior",
+    "exact_theta_interval",
+]
+
+_Z_RANGE = 8.5  # normal scores bounding the box that locates the mass (tails ~1e-17)
+_DROP = 25.0  # nats below the maximum where the grid is cut (mass outside < 1e-10)
+_COARSE = 25  # points of a locating pass
+_CHUNK = 512  # groups per block (bounds the memory of the (G, T, N, N) arrays)
+
+
+class ExactSummary(NamedTuple):
+    """Posterior summary of one variable, arrays over the groups."""
+
+    mean: np.ndarray
+    sd: np.ndarray
+    median: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+
+
+class ExactPosterior(NamedTuple):
+    """Summaries of θ, q0 and q1 (each an :class:`ExactSummary`) and the interval probability."""
+
+    theta: ExactSummary
+    q0: ExactSummary
+    q1: ExactSummary
+    ci_prob: float
+
+
+# ----------------------------------------------------------------------------- inputs
+
+
+@dataclass(frozen=True)
+class _Beta:
+    """Beta(a, b) per group (arrays), or a known value (``known`` not None, sd 0)."""
+
+    a: np.ndarray
+    b: np.ndarray
+    known: float | None = None
+
+    @property
+    def sd(self) -> np.ndarray:
+        if self.known is not None:
+            return np.zeros_like(self.a)
+        s = self.a + self.b
+        return np.sqrt(self.a * self.b / (s * s * (s + 1)))
+
+    @property
+    def mean(self) -> np.ndarray:
+        if self.known is not None:
+            return np.full_like(self.a, self.known)
+        return self.a / (self.a + self.b)
+
+    def nodes(self, z: np.ndarray) -> np.ndarray:
+        """Quantiles at normal scores z: shape (G, len(z)), or z of shape (G, N)."""
+        if self.known is not None:
+            return np.full((self.a.size, z.shape[-1]), self.known)
+        z = np.broadcast_to(z, (self.a.size, z.shape[-1]))
+        a = np.broadcast_to(self.a[:, None], z.shape)
+        b = np.broadcast_to(self.b[:, None], z.shape)
+        out = np.empty(z.shape)
+        # Upper tail by symmetry, betaincinv(a, b, Φ(z)) = 1 − betaincinv(b, a, Φ(−z)),
+        # so that far-tail nodes keep their precision.
+        low = z <= 0
+        out[low] = special.betaincinv(a[low], b[low], special.ndtr(z[low]))
+        out[~low] = 1 - special.betaincinv(b[~low], a[~low], special.ndtr(-z[~low]))
+        return out
+
+    def logpdf(self, x: np.ndarray, idx=slice(None)) -> np.ndarray:
+        """Log density at x; ``idx`` picks the groups of x's leading axis."""
+        shape = (-1,) + (1,) * (x.ndim - 1)
+        a1, b1 = (self.a[idx] - 1).reshape(shape), (self.b[idx] - 1).reshape(shape)
+        norm = special.betaln(self.a[idx], self.b[idx]).reshape(shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = a1 * np.log(x) + b1 * np.log1p(-x) - norm
+        # Outside (0, 1) the logs give nan (or ±inf · 0): density 0. At 0 or 1 itself the
+        # density is 0 unless the exponent is 0 (xlogy-style), which a1 * log(x) handles
+        # only for a1 > 0; parameters are >= 1 here.
+        out[~((x >= 0) & (x <= 1)) | np.isnan(out)] = -np.inf
+        return out
+
+    def logmax(self) -> np.ndarray:
+        """Log of the density at its mode (a, b ≥ 1)."""
+        s = self.a + self.b
+        mode = np.where(s > 2, (self.a - 1) / np.maximum(s - 2, 1e-300), 0.5)
+        return self.logpdf(mode[:, None])[:, 0]
+
+    def take(self, idx) -> _Beta:
+        return _Beta(self.a[idx], self.b[idx], self.known)
+
+
+def _prior_pair(name: str, value, *, allow_known: bool):
+    if allow_known and isinstance(value, Real) and not isinstance(value, bool):
+        v = float(value)
+        if not 0.0 <= v <= 1.0:
+            raise ValueError(f"{name} = {value!r}: a known value must lie in [0, 1].")
+        return v
+    try:
+        a, b = (float(x) for x in value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"{name} must be a pair (a, b) of Beta parameters"
+            f"{' or a known value in [0, 1]' if allow_known else ''}; got {value!r}."
+        ) from None
+    if not (np.isfinite(a) and np.isfinite(b) and a > 0 and b > 0):
+        raise ValueError(f"{name} = ({a!r}, {b!r}): Beta parameters must be finite and > 0.")
+    return a, b
+
+
+def _counts(k, n, tn, m0, tp, m1):
+    arrays = np.broadcast_arrays(*(np.asarray(v) for v in (k, n, tn, m0, tp, m1)))
+    names = ("k", "n", "tn", "m0", "tp", "m1")
+    out = []
+    for name, arr in zip(names, arrays, strict=True):
+        if arr.dtype.kind not in "iuf" or not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} must hold finite whole numbers; got {arr!r}.")
+        if np.any(arr < 0) or np.any(arr != np.round(arr)):
+            raise ValueError(f"{name} must hold whole numbers >= 0; got {arr!r}.")
+        out.append(arr.astype(float))
+    k, n, tn, m0, tp, m1 = out
+    for hits, total, hn, tname in ((k, n, "k", "n"), (tn, m0, "tn", "m0"), (tp, m1, "tp", "m1")):
+        if np.any(hits > total):
+            raise ValueError(f"{hn} must not exceed {tname}.")
+    return arrays[0].shape, [v.reshape(-1) for v in (k, n, tn, m0, tp, m1)]
+
+
+@dataclass(frozen=True)
+class _Problem:
+    """The groups of one call: flattened, with their three Beta factors and the θ prior."""
+
+    shape: tuple
+    P: _Beta
+    Q0: _Beta
+    Q1: _Beta
+    theta_prior: tuple[float, float]
+
+    @property
+    def size(self) -> int:
+        return self.P.a.size
+
+    def take(self, idx) -> _Problem:
+        return _Problem((), self.P.take(idx), self.Q0.take(idx), self.Q1.take(idx),
+                        self.theta_prior)  # fmt: skip
+
+
+def _problem(k, n, tn, m0, tp, m1, theta_prior, q0_prior, q1_prior) -> _Problem:
+    shape, (k, n, tn, m0, tp, m1) = _counts(k, n, tn, m0, tp, m1)
+    a, b = _prior_pair("theta_prior", theta_prior, allow_known=False)
+    if a < 1 or b < 1:
+        raise ValueError(
+            f"theta_prior = ({a}, {b}): the exact engine needs Beta parameters >= 1 (a bounded "
+            f"density); use MCMC for a U-shaped prior."
+        )
+    qs = []
+    for name, prior, hits, total in (
+        ("q0_prior", q0_prior, tn, m0),
+        ("q1_prior", q1_prior, tp, m1),
+    ):
+        pr = _prior_pair(name, prior, allow_known=True)
+        if isinstance(pr, float):
+            bad = (hits != total) if pr == 1.0 else (hits != 0) if pr == 0.0 else None
+            if bad is not None and np.any(bad):
+                raise ValueError(f"{name} = {pr:g} is contradicted by the calibration counts.")
+            qs.append(_Beta(np.ones_like(k), np.ones_like(k), pr))
+        else:
+            qa, qb = pr[0] + hits, pr[1] + total - hits
+            if np.any(qa < 1) or np.any(qb < 1):
+                raise ValueError(
+                    f"{name} = {pr} with these calibration counts gives a Beta posterior with a "
+                    f"parameter < 1 (an unbounded density), which the exact engine does not "
+                    f"support; use a prior with parameters >= 1 or MCMC."
+                )
+            qs.append(_Beta(qa, qb))
+    P = _Beta(k + 1.0, n - k + 1.0)
+    return _Problem(shape, P, qs[0], qs[1], (a, b))
+
+
+# ----------------------------------------------------------------------------- θ density
+
+
+@functools.lru_cache(maxsize=32)
+def _hermite(nodes: int):
+    z, w = np.polynomial.hermite_e.hermegauss(nodes)
+    return z, w / w.sum()
+
+
+@functools.lru_cache(maxsize=32)
+def _legendre(nodes: int):
+    return np.polynomial.legendre.leggauss(nodes)
+
+
+def _log_theta_prior(theta: np.ndarray, prior) -> np.ndarray:
+    a, b = prior
+    if a == 1 and b == 1:
+        return np.zeros_like(theta)
+    with np.errstate(divide="ignore"):
+        return special.xlogy(a - 1, theta) + special.xlog1py(b - 1, -theta) - special.betaln(a, b)
+
+
+def _logsumexp_w(terms: np.ndarray, logw: np.ndarray, axes) -> np.ndarray:
+    t = terms + logw
+    top = np.max(t, axis=axes, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(t - top), axis=axes, keepdims=True)) + top
+    return np.squeeze(out, axis=axes)
+
+
+def _shifted_nodes(prob: _Problem, nodes) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """Gauss-Hermite nodes (values, log-weights), each (G, N), for P, Q0 and Q1.
+
+    The normal scores are shifted to where each factor has its mass *given* the constraint
+    (1 − θ)(1 − q0) + θ q1 = p at a rough θ̂ (Gaussian conditioning): where the factors
+    conflict — e.g. k = 0 while the calibration says p ≥ 1 − q0 ≈ 0.1 — the mass of the
+    integrand lies in a factor's tail, which unshifted nodes would miss. The weights carry
+    the importance ratio φ(z + δ) / φ(z), so the rule stays exact for the unshifted factor.
+    """
+    z, w = nodes
+    facs = {"P": prob.P, "Q0": prob.Q0, "Q1": prob.Q1}
+    mu = {k: f.mean for k, f in facs.items()}
+    sd = {k: f.sd for k, f in facs.items()}
+    jhat = mu["Q0"] + mu["Q1"] - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        th = np.where(jhat > 0, (mu["P"] + mu["Q0"] - 1) / jhat, 0.5)
+    th = np.clip(np.nan_to_num(th, nan=0.5), 0.0, 1.0)
+    alpha = {"P": -np.ones_like(th), "Q0": -(1 - th), "Q1": th}
+    resid = -((1 - th) * (1 - mu["Q0"]) + th * mu["Q1"] - mu["P"])
+    var = sum(alpha[k] ** 2 * sd[k] ** 2 for k in facs)
+    out = {}
+    for k, f in facs.items():
+        delta = np.clip(alpha[k] * sd[k] * resid / var, -6.0, 6.0)[:, None]
+        zz = z[None, :] + delta
+        out[k] = (f.nodes(zz), np.log(w)[None, :] - delta * z[None, :] - delta**2 / 2)
+    return out
+
+
+def _take_nodes(shifted: dict, idx) -> dict:
+    return {k: (v[0][idx], v[1][idx]) for k, v in shifted.items()}
+
+
+def _log_theta_density(prob: _Problem, shifted: dict, theta: np.ndarray) -> np.ndarray:
+    """Log π(θ | data) up to a constant per group, at θ of shape (G, T).
+
+    ``shifted`` holds the node values and log-weights of P, Q0, Q1 (:func:`_shifted_nodes`).
+    """
+    x = {k: v[0] for k, v in shifted.items()}
+    lw = {k: v[1] for k, v in shifted.items()}
+    scale = np.stack(
+        [
+            np.broadcast_to(prob.P.sd[:, None], theta.shape),
+            (1 - theta) * prob.Q0.sd[:, None],
+            theta * prob.Q1.sd[:, None],
+        ]
+    )
+    choice = np.argmax(scale, axis=0)  # the widest factor is evaluated, the others integrated
+    out = np.empty(theta.shape)
+    for c in range(3):
+        g, t = np.nonzero(choice == c)
+        if g.size == 0:
+            continue
+        th = theta[g, t][:, None, None]
+        if c == 0:  # p = θ q1 + (1 − θ)(1 − q0)
+            val = th * x["Q1"][g][:, None, :] + (1 - th) * (1 - x["Q0"][g][:, :, None])
+            lf = prob.P.logpdf(val, g)
+            logw2 = lw["Q0"][g][:, :, None] + lw["Q1"][g][:, None, :]
+        elif c == 1:  # q0 = 1 − (p − θ q1) / (1 − θ)
+            val = 1 - (x["P"][g][:, :, None] - th * x["Q1"][g][:, None, :]) / (1 - th)
+            lf = prob.Q0.logpdf(val, g) - np.log1p(-th)
+            logw2 = lw["P"][g][:, :, None] + lw["Q1"][g][:, None, :]
+        else:  # q1 = (p − (1 − θ)(1 − q0)) / θ
+            val = (x["P"][g][:, :, None] - (1 - th) * (1 - x["Q0"][g][:, None, :])) / th
+            lf = prob.Q1.logpdf(val, g) - np.log(th)
+            logw2 = lw["P"][g][:, :, None] + lw["Q0"][g][:, None, :]
+        out[g, t] = _logsumexp_w(lf, logw2, (1, 2))
+    return out + _log_theta_prior(theta, prob.theta_prior)
+
+
+def _theta_box(prob: _Problem) -> tuple[np.ndarray, np.ndarray]:
+    """θ range bounding the mass: θ = (p + q0 − 1)/J at the corners of a quantile box."""
+    zz = np.array([-_Z_RANGE, _Z_RANGE])
+    p, q0, q1 = prob.P.nodes(zz), prob.Q0.nodes(zz), prob.Q1.nodes(zz)
+    j_min = q0[:, 0] + q1[:, 0] - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lo = (p[:, 0] + q0[:, 0] - 1) / (q0[:, 0] + q1[:, 1] - 1)
+        hi = (p[:, 1] + q0[:, 1] - 1) / (q0[:, 1] + q1[:, 0] - 1)
+    ok = j_min > 0
+    lo = np.where(ok, np.clip(lo, 0.0, 1.0), 0.0)
+    hi = np.where(ok, np.clip(hi, 0.0, 1.0), 1.0)
+    hi = np.maximum(hi, np.minimum(lo + 1e-9, 1.0))
+    return lo, hi
+
+
+# ----------------------------------------------------------------------------- 1-D grids
+
+
+@dataclass(frozen=True)
+class Marginal:
+    """A marginal posterior on a grid, per group: CDF, quantiles, mean and sd.
+
+    Attributes
+    ----------
+    grid : numpy.ndarray
+        Shape (*groups, T): increasing grid points per group (a single repeated value for a
+        known q).
+    density, cdf_values : numpy.ndarray
+        Normalised density and CDF at the grid points.
+    """
+
+    grid: np.ndarray
+    density: np.ndarray
+    cdf_values: np.ndarray
+
+    @property
+    def known(self) -> np.ndarray:
+        """True for groups whose variable is known (a point mass)."""
+        return self.grid[..., -1] == self.grid[..., 0]
+
+    def mean(self) -> np.ndarray:
+        """Posterior mean per group."""
+        mean = integrate.simpson(self.grid * self.density, x=self.grid, axis=-1)
+        return np.where(self.known, self.grid[..., 0], mean)
+
+    def sd(self) -> np.ndarray:
+        """Posterior standard deviation per group."""
+        m = self.mean()
+        var = integrate.simpson((self.grid - m[..., None]) ** 2 * self.density, x=self.grid,
+                                axis=-1)  # fmt: skip
+        return np.where(self.known, 0.0, np.sqrt(np.maximum(var, 0.0)))
+
+    def cdf(self, x) -> np.ndarray:
+        """P(X ≤ x), x broadcast against the groups (leading axes) — e.g. shape (*groups,)."""
+        x = np.asarray(x, dtype=float)
+        shape = np.broadcast_shapes(x.shape, self.grid.shape[:-1])
+        x = np.broadcast_to(x, shape)
+        grid = np.broadcast_to(self.grid, (*shape, self.grid.shape[-1]))
+        cdf = np.broadcast_to(self.cdf_values, grid.shape)
+        dens = np.broadcast_to(self.density, grid.shape)
+        j = np.clip((grid <= x[..., None]).sum(-1) - 1, 0, grid.shape[-1] - 2)
+        out = _hermite_eval(grid, cdf, dens, j, x)
+        out = np.where(x < grid[..., 0], 0.0, np.where(x >= grid[..., -1], 1.0, out))
+        return np.clip(out, 0.0, 1.0)
+
+    def quantile(self, prob) -> np.ndarray:
+        """X with P(X ≤ x) = prob, for prob of shape (..., *groups) or broadcastable."""
+        prob = np.asarray(prob, dtype=float)
+        if np.any((prob < 0) | (prob > 1)):
+            raise ValueError("probabilities must lie in [0, 1].")
+        gshape = self.grid.shape[:-1]
+        shape = np.broadcast_shapes(prob.shape, gshape)
+        prob = np.broadcast_to(prob, shape)
+        grid = np.broadcast_to(self.grid, (*shape, self.grid.shape[-1]))
+        cdf = np.broadcast_to(self.cdf_values, grid.shape)
+        dens = np.broadcast_to(self.density, grid.shape)
+        t = grid.shape[-1]
+        j = np.clip((cdf < prob[..., None]).sum(-1) - 1, 0, t - 2)[..., None]
+        take = np.take_along_axis
+        x0, x1 = take(grid, j, -1)[..., 0], take(grid, j + 1, -1)[..., 0]
+        c0, c1 = take(cdf, j, -1)[..., 0], take(cdf, j + 1, -1)[..., 0]
+        d0, d1 = take(dens, j, -1)[..., 0], take(dens, j + 1, -1)[..., 0]
+        h = x1 - x0
+        # The cubic Hermite CDF on the bracketing cell, in s = (x − x0) / h ∈ [0, 1]:
+        # F(s) = c0 + a1 s + a2 s² + a3 s³; solved by safeguarded Newton.
+        a1 = h * d0
+        a2 = 3 * (c1 - c0) - h * (2 * d0 + d1)
+        a3 = 2 * (c0 - c1) + h * (d0 + d1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            sv = np.clip(np.where(c1 > c0, (prob - c0) / (c1 - c0), 0.5), 0.0, 1.0)
+        lo, hi = np.zeros_like(sv), np.ones_like(sv)
+        for _ in range(60):
+            f = c0 + sv * (a1 + sv * (a2 + sv * a3)) - prob
+            lo = np.where(f < 0, sv, lo)
+            hi = np.where(f >= 0, sv, hi)
+            d = a1 + sv * (2 * a2 + 3 * sv * a3)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                step = sv - f / d
+            new = np.where((step > lo) & (step < hi) & np.isfinite(step), step, (lo + hi) / 2)
+            done = bool(np.all(np.abs(new - sv) <= 1e-12))  # then |error| ~1e-24 (quadratic)
+            sv = new
+            if done:
+                break
+        return x0 + sv * h
+
+
+def _hermite_eval(grid, cdf, dens, j, x, derivative=False):
+    take = np.take_along_axis
+    x0 = take(grid, j[..., None], -1)[..., 0]
+    x1 = take(grid, j[..., None] + 1, -1)[..., 0]
+    f0, f1 = take(cdf, j[..., None], -1)[..., 0], take(cdf, j[..., None] + 1, -1)[..., 0]
+    d0, d1 = take(dens, j[..., None], -1)[..., 0], take(dens, j[..., None] + 1, -1)[..., 0]
+    h = x1 - x0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = np.where(h > 0, (x - x0) / h, 0.0)
+    s2, s3 = s * s, s * s * s
+    if derivative:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return (
+                (6 * s2 - 6 * s) * f0 / h
+                + (3 * s2 - 4 * s + 1) * d0
+                + (6 * s - 6 * s2) * f1 / h
+                + (3 * s2 - 2 * s) * d1
+            )
+    return (
+        (2 * s3 - 3 * s2 + 1) * f0
+        + (s3 - 2 * s2 + s) * h * d0
+        + (3 * s2 - 2 * s3) * f1
+        + (s3 - s2) * h * d1
+    )
+
+
+def _clustered(lo, hi, points, cluster):
+    """``points`` increasing per group on [lo, hi], a third of them in ``cluster`` ∩ [lo, hi]."""
+    t = np.linspace(0.0, 1.0, points)
+    if cluster is None:
+        return lo[:, None] + (hi - lo)[:, None] * t
+    a = np.clip(cluster[0], lo, hi)
+    b = np.clip(cluster[1], lo, hi)
+    span = hi - lo
+    extra = np.where(b - a > 1e-9 * span, 0.5, 0.0)  # cluster mass (uniform part has 1)
+    knots_x = np.stack([lo, a, b, hi], 1)
+    knots_r = np.stack([np.zeros_like(lo), (a - lo) / span, (b - lo) / span + extra,
+                        1 + extra], 1) / (1 + extra)[:, None]  # fmt: skip
+    j = np.clip((knots_r[:, None, :] <= t[None, :, None]).sum(-1) - 1, 0, 2)  # (G, T)
+    r0 = np.take_along_axis(knots_r, j, 1)
+    r1 = np.take_along_axis(knots_r, j + 1, 1)
+    x0 = np.take_along_axis(knots_x, j, 1)
+    x1 = np.take_along_axis(knots_x, j + 1, 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        frac = np.where(r1 > r0, (t - r0) / (r1 - r0), 0.0)
+    out = x0 + np.clip(frac, 0, 1) * (x1 - x0)
+    out[:, 0], out[:, -1] = lo, hi
+    return out
+
+
+def _locate(logdens, lo, hi, points: int, coarse: int = _COARSE, rounds: int = 3, cluster=None):
+    """Grid of ``points`` per group over the region where logdens > max − _DROP.
+
+    ``logdens(grid)`` takes a (G, T) grid. Coarse passes over [lo, hi] narrow the range until
+    the region spans at least 8 coarse cells; the fine pass returns (grid, log density).
+    """
+    lo, hi = lo.astype(float).copy(), hi.astype(float).copy()
+    steps = np.linspace(0.0, 1.0, coarse)
+    todo = np.arange(lo.size)
+    for _ in range(rounds):
+        if todo.size == 0:
+            break
+        grid = lo[todo, None] + (hi - lo)[todo, None] * steps
+        ld = logdens(grid, todo, False)
+        top = np.max(ld, axis=1, keepdims=True)
+        inside = ld > top - _DROP
+        first = np.argmax(inside, axis=1)
+        last = coarse - 1 - np.argmax(inside[:, ::-1], axis=1)
+        new_lo = grid[np.arange(todo.size), np.maximum(first - 1, 0)]
+        new_hi = grid[np.arange(todo.size), np.minimum(last + 1, coarse - 1)]
+        lo[todo], hi[todo] = new_lo, new_hi
+        todo = todo[(last - first) < 8]
+    grid = _clustered(lo, hi, points, cluster)
+    return grid, logdens(grid, None, True)
+
+
+def _normalised(grid: np.ndarray, logd: np.ndarray) -> Marginal:
+    top = np.max(logd, axis=-1, keepdims=True)
+    d = np.exp(logd - top)
+    cdf = integrate.cumulative_simpson(d, x=grid, axis=-1, initial=0.0)
+    total = cdf[..., -1:]
+    return Marginal(grid=grid, density=d / total, cdf_values=cdf / total)
+
+
+def _point_mass(value: float, groups: int) -> Marginal:
+    grid = np.full((groups, 3), value)
+    return Marginal(grid=grid, density=np.zeros_like(grid), cdf_values=np.array([0.0, 1.0, 1.0])
+                    * np.ones_like(grid))  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- q marginals
+
+
+def _log_q_density(sub: _Problem, which: str, x: np.ndarray, other_nodes, prange, theta_nodes):
+    """Log posterior density of q0 (which="q0") or q1 at x (G, T), up to a constant.
+
+    ``other_nodes``: (values, log-weights) of the other q; ``prange``: (G, 2) box of P.
+    """
+    own = sub.Q0 if which == "q0" else sub.Q1
+    P = sub.P
+    y, logw = other_nodes  # (G, N)
+    if sub.theta_prior == (1.0, 1.0):
+        inner = _log_m_flat(P, x, y, which)
+        outer = _logsumexp_w(inner, logw[:, None, :], (2,))
+        if np.all(np.isfinite(np.max(outer, axis=1))):
+            return outer + own.logpdf(x)
+        # Underflow of the CDF difference (data in extreme conflict): quadrature below.
+    xq, yq = x[:, :, None], y[:, None, :]  # (G, T, N)
+    q0, q1 = (xq, yq) if which == "q0" else (yq, xq)
+    c = 1 - q0  # p at θ = 0
+    jj = q0 + q1 - 1  # p = c + J θ
+    # θ range where f_P(c + J θ) is not negligible: p within the box of P.
+    plo, phi = prange[:, 0][:, None, None], prange[:, 1][:, None, None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t1, t2 = (plo - c) / jj, (phi - c) / jj
+    tlo = np.clip(np.where(jj != 0, np.minimum(t1, t2), 0.0), 0.0, 1.0)
+    thi = np.clip(np.where(jj != 0, np.maximum(t1, t2), 1.0), 0.0, 1.0)
+    tx, tw = theta_nodes
+    half = (thi - tlo) / 2
+    th = (tlo + thi)[..., None] / 2 + half[..., None] * tx  # (G, T, N, M)
+    p = c[..., None] + jj[..., None] * th
+    lf = P.logpdf(p.reshape(p.shape[0], -1), slice(None)).reshape(p.shape)
+    lf = lf + _log_theta_prior(th, sub.theta_prior)
+    with np.errstate(divide="ignore"):
+        lf = lf + np.log(half)[..., None]
+    inner = _logsumexp_w(lf, np.log(tw), (3,))  # log M(x, y): (G, T, N)
+    outer = _logsumexp_w(inner, logw[:, None, :], (2,))
+    return outer + own.logpdf(x)
+
+
+def _log_m_flat(P: _Beta, x: np.ndarray, y: np.ndarray, which: str) -> np.ndarray:
+    """Log ∫₀¹ f_P(θ q1 + (1 − θ)(1 − q0)) dθ = log [(F_P(q1) − F_P(1 − q0)) / J], (G, T, N).
+
+    x (G, T) is the marginal's variable and y (G, N) the other q's nodes. CDF differences
+    are taken on the lower or the upper tail, whichever keeps their precision.
+    """
+    a, b = P.a[:, None], P.b[:, None]
+    upper_pts, lower_pts = (y, 1 - x) if which == "q0" else (x, 1 - y)  # q1 and c = 1 − q0
+    fu, su = special.betainc(a, b, upper_pts), special.betaincc(a, b, upper_pts)
+    fl, sl = special.betainc(a, b, lower_pts), special.betaincc(a, b, lower_pts)
+    if which == "q0":  # upper (G, N) on the last axis, lower (G, T) on the middle one
+        fu, su, u = fu[:, None, :], su[:, None, :], upper_pts[:, None, :]
+        fl, sl, v = fl[:, :, None], sl[:, :, None], lower_pts[:, :, None]
+    else:
+        fu, su, u = fu[:, :, None], su[:, :, None], upper_pts[:, :, None]
+        fl, sl, v = fl[:, None, :], sl[:, None, :], lower_pts[:, None, :]
+    median = (P.a / (P.a + P.b))[:, None, None]
+    diff = np.where(np.minimum(u, v) > median, sl - su, fu - fl)
+    jj = u - v
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = diff / jj
+        tiny = np.abs(jj) < 1e-12
+        if np.any(tiny):
+            mid = np.broadcast_to((u + v) / 2, ratio.shape)
+            dens = np.exp(P.logpdf(mid.reshape(mid.shape[0], -1)).reshape(mid.shape))
+            ratio = np.where(tiny, dens, ratio)
+        return np.log(np.maximum(ratio, 0.0))
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def _check_prob(ci_prob) -> float:
+    if isinstance(ci_prob, bool) or not isinstance(ci_prob, Real) or not 0 < ci_prob < 1:
+        raise ValueError(f"ci_prob must be a number in (0, 1); got {ci_prob!r}.")
+    return float(ci_prob)
+
+
+def _check_nodes(nodes, grid):
+    for name, v, low in (("nodes", nodes, 2), ("grid", grid, 9)):
+        if isinstance(v, bool) or not isinstance(v, int | np.integer) or v < low:
+            raise ValueError(f"{name} must be an integer >= {low}; got {v!r}.")
+    if grid % 2 == 0:
+        raise ValueError(f"grid must be odd (Simpson's rule); got {grid}.")
+
+
+_COARSE_NODES = 5  # Gauss-Hermite nodes of the locating passes
+
+
+def _theta_marginal(prob: _Problem, nodes: int, grid: int) -> Marginal:
+    fine = _shifted_nodes(prob, _hermite(nodes))
+    coarse = _shifted_nodes(prob, _hermite(min(nodes, _COARSE_NODES)))
+    lo, hi = _theta_box(prob)
+
+    def logdens(th, idx, final):
+        sub = prob if final else prob.take(idx)
+        shifted = fine if final else _take_nodes(coarse, idx)
+        return _log_theta_density(sub, shifted, np.clip(th, 0.0, 1.0))
+
+    g, ld = _locate(logdens, lo, hi, grid)
+    return _normalised(g, ld)
+
+
+def _q_marginal(prob: _Problem, which: str, nodes: int, grid: int, theta_nodes: int):
+    beta = prob.Q0 if which == "q0" else prob.Q1
+    if beta.known is not None:
+        return _point_mass(beta.known, prob.size)
+    other = "Q1" if which == "q0" else "Q0"
+    fine = _split_nodes(prob, other, nodes)
+    coarse = _shifted_nodes(prob, _hermite(min(nodes, _COARSE_NODES)))[other]
+    gl_fine = _legendre(theta_nodes)
+    gl_coarse = _legendre(min(theta_nodes, 12))
+    zz = np.array([-_Z_RANGE, _Z_RANGE])
+    prange = prob.P.nodes(zz)
+    box = beta.nodes(zz)
+
+    def logdens(x, idx, final):
+        if final:
+            return _log_q_density(prob, which, x, fine, prange, gl_fine)
+        return _log_q_density(
+            prob.take(idx), which, x, (coarse[0][idx], coarse[1][idx]), prange[idx], gl_coarse
+        )
+
+    # The marginal has an edge of P's width where θ reaches 0 (q0 = 1 − p) or 1 (q1 = p):
+    # a third of the grid points go there when it lies inside the located range.
+    plo, phi = prob.P.nodes(np.array([-6.0, 6.0])).T
+    edge = (1 - phi, 1 - plo) if which == "q0" else (plo, phi)
+    g, ld = _locate(logdens, box[:, 0], box[:, 1], grid, cluster=edge)
+    return _normalised(g, ld)
+
+
+def _split_nodes(prob: _Problem, name: str, nodes: int):
+    """Nodes (values, log-weights), each (G, 3 · nodes), of the other q in a q marginal.
+
+    Its integrand has a step of the width of P where θ reaches 0 or 1 (q1 = p, or
+    1 − q0 = p): at q1 = p for the q0 marginal, at q0 = 1 − p for the q1 marginal. The
+    normal-score axis [−8.5, 8.5] is split at that step (P's ±6 sd) and each piece gets
+    Gauss-Legendre nodes with the normal density in the weights, so that the step is resolved
+    however narrow P is.
+    """
+    beta = prob.Q1 if name == "Q1" else prob.Q0
+    if beta.known is not None:
+        return np.full((prob.size, 1), beta.known), np.zeros((prob.size, 1))
+    plo, phi = prob.P.nodes(np.array([-6.0, 6.0])).T
+    lo, hi = (plo, phi) if name == "Q1" else (1 - phi, 1 - plo)
+    with np.errstate(divide="ignore"):
+        zs = special.ndtri(special.betainc(beta.a[:, None], beta.b[:, None], np.stack([lo, hi], 1)))
+    zs = np.clip(np.nan_to_num(zs, nan=0.0), -_Z_RANGE, _Z_RANGE)
+    edges = np.concatenate([np.full((prob.size, 1), -_Z_RANGE), zs,
+                            np.full((prob.size, 1), _Z_RANGE)], axis=1)  # fmt: skip
+    x, w = _legendre(nodes)
+    half = (edges[:, 1:] - edges[:, :-1]) / 2  # (G, 3)
+    z = ((edges[:, 1:] + edges[:, :-1]) / 2)[:, :, None] + half[:, :, None] * x  # (G, 3, N)
+    with np.errstate(divide="ignore"):
+        logw = np.log(half)[:, :, None] + np.log(w) - z**2 / 2 - 0.5 * np.log(2 * np.pi)
+    z, logw = z.reshape(prob.size, -1), logw.reshape(prob.size, -1)
+    return beta.nodes(z), logw
+
+
+def _blocks(prob: _Problem, func):
+    """Run ``func(sub_problem)`` over blocks of groups and concatenate the Marginals."""
+    parts = [func(prob.take(slice(s, s + _CHUNK))) for s in range(0, prob.size, _CHUNK)]
+    return Marginal(
+        *(np.concatenate([getattr(m, f) for m in parts]).reshape(*prob.shape, -1)
+          for f in ("grid", "density", "cdf_values"))
+    )  # fmt: skip
+
+
+def exact_marginals(
+    k,
+    n,
+    tn,
+    m0,
+    tp,
+    m1,
+    *,
+    theta_prior=(1.0, 1.0),
+    q0_prior=(1.0, 1.0),
+    q1_prior=(1.0, 1.0),
+    variables=("theta", "q0", "q1"),
+    nodes: int = 12,
+    grid: int = 65,
+    theta_nodes: int = 24,
+    q_nodes: int = 12,
+    q_grid: int = 81,
+) -> dict[str, Marginal]:
+    """Marginal posteriors of θ, q0, q1 for many groups at once, without sampling.
+
+    Parameters
+    ----------
+    k, n, tn, m0, tp, m1 : array_like of int
+        Counts per group (broadcast together): k of n test items judged correct; tn of m0
+        truly incorrect and tp of m1 truly correct calibration items judged right.
+    theta_prior : (float, float), default (1, 1)
+        Beta prior of θ (parameters ≥ 1).
+    q0_prior, q1_prior : (float, float) or float, default (1, 1)
+        Beta priors of q0 and q1, or known values.
+    variables : sequence of {"theta", "q0", "q1"}
+        Which marginals to compute.
+    nodes : int, default 12
+        Gauss-Hermite nodes per integrated variable.
+    grid : int, default 65
+        Odd number of grid points of each marginal (after locating its mass).
+    theta_nodes : int, default 24
+        Gauss-Legendre nodes of the θ integral inside the q marginals with a non-flat θ prior
+        (with the flat prior that integral is a difference of Beta CDFs).
+    q_nodes : int, default 12
+        Gauss-Legendre nodes per piece (3 pieces) of the other q inside a q marginal.
+    q_grid : int, default 81
+        Odd number of grid points of the q marginals.
+
+    Returns
+    -------
+    dict of str to Marginal
+        With ``.cdf(x)``, ``.quantile(prob)``, ``.mean()``, ``.sd()``; arrays over the groups.
+
+    Examples
+    --------
+    >>> from bayesjudge.core.exact import exact_marginals
+    >>> m = exact_marginals(400, 1000, 70, 100, 90, 100, variables=("theta",))
+    >>> round(float(m["theta"].quantile(0.5)), 3)
+    0.163
+    """
+    _check_nodes(nodes, grid)
+    _check_nodes(q_nodes, q_grid)
+    prob = _problem(k, n, tn, m0, tp, m1, theta_prior, q0_prior, q1_prior)
+    bad = [v for v in variables if v not in ("theta", "q0", "q1")]
+    if bad:
+        raise ValueError(f"variables must be among 'theta', 'q0', 'q1'; got {bad}.")
+    out = {}
+    for v in variables:
+        if v == "theta":
+            out[v] = _blocks(prob, lambda p: _theta_marginal(p, nodes, grid))
+        else:
+            out[v] = _blocks(prob, lambda p, v=v: _q_marginal(p, v, q_nodes, q_grid, theta_nodes))
+    return out
+
+
+def _summary(m: Marginal, ci_prob: float) -> ExactSummary:
+    q = m.quantile(np.array([(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2]).reshape(
+        (3,) + (1,) * (m.grid.ndim - 1)))  # fmt: skip
+    known = m.known
+    mean = np.where(known, m.grid[..., 0], m.mean())
+    sd = np.where(known, 0.0, m.sd())
+    q = np.where(known, m.grid[..., 0], q)
+    return ExactSummary(mean=mean, sd=sd, median=q[1], lower=q[0], upper=q[2])
+
+
+def exact_theta_interval(
+    k,
+    n,
+    tn,
+    m0,
+    tp,
+    m1,
+    *,
+    theta_prior=(1.0, 1.0),
+    q0_prior=(1.0, 1.0),
+    q1_prior=(1.0, 1.0),
+    ci_prob: float = 0.95,
+    nodes: int = 8,
+    grid: int = 33,
+) -> ExactSummary:
+    """Posterior mean, sd, median and equal-tailed interval of θ only (the fast path).
+
+    Same model and arguments as :func:`exact_posterior`, with smaller default node and grid
+    counts (measured quantile error ≤ 1.5e-4 on the tested cases, ~0.15 ms per group).
+
+    Returns
+    -------
+    ExactSummary
+        ``mean``, ``sd``, ``median``, ``lower``, ``upper`` arrays over the groups.
+
+    Examples
+    --------
+    >>> from bayesjudge.core.exact import exact_theta_interval
+    >>> s = exact_theta_interval([400, 500], 1000, 70, 100, 90, 100)
+    >>> s.median.round(3)
+    array([0.163, 0.331])
+    """
+    ci_prob = _check_prob(ci_prob)
+    m = exact_marginals(
+        k, n, tn, m0, tp, m1, theta_prior=theta_prior, q0_prior=q0_prior,
+        q1_prior=q1_prior, variables=("theta",), nodes=nodes, grid=grid,
+    )["theta"]  # fmt: skip
+    return _summary(m, ci_prob)
+
+
+def exact_posterior(
+    k,
+    n,
+    tn,
+    m0,
+    tp,
+    m1,
+    *,
+    theta_prior=(1.0, 1.0),
+    q0_prior=(1.0, 1.0),
+    q1_prior=(1.0, 1.0),
+    ci_prob: float = 0.95,
+    **settings,
+) -> ExactPosterior:
+    """Exact posterior summaries of θ, q0 and q1 of the ``"separate"`` model, many groups at once.
+
+    Parameters
+    ----------
+    k, n, tn, m0, tp, m1 : array_like of int
+        Counts per group, broadcast together.
+    theta_prior : (float, float), default (1, 1)
+        Beta prior of θ (parameters ≥ 1).
+    q0_prior, q1_prior : (float, float) or float, default (1, 1)
+        Beta priors of q0, q1 or known values (as in :class:`bayesjudge.Priors`).
+    ci_prob : float, default 0.95
+        Probability of the equal-tailed interval.
+    **settings
+        Quadrature settings, see :func:`exact_marginals`.
+
+    Returns
+    -------
+    ExactPosterior
+        ``theta``, ``q0``, ``q1`` (:class:`ExactSummary` of arrays shaped like the counts)
+        and ``ci_prob``.
+
+    Examples
+    --------
+    >>> from bayesjudge.core.exact import exact_posterior
+    >>> post = exact_posterior(400, 1000, 70, 100, 90, 100)
+    >>> float(post.theta.lower) < 1 / 6 < float(post.theta.upper)
+    True
+    >>> round(float(post.q1.mean), 2)
+    0.89
+    """
+    ci_prob = _check_prob(ci_prob)
+    m = exact_marginals(
+        k, n, tn, m0, tp, m1, theta_prior=theta_prior, q0_prior=q0_prior,
+        q1_prior=q1_prior, **settings,
+    )  # fmt: skip
+    return ExactPosterior(
+        theta=_summary(m["theta"], ci_prob),
+        q0=_summary(m["q0"], ci_prob),
+        q1=_summary(m["q1"], ci_prob),
+        ci_prob=ci_prob,
+    )
+
+
+def exact_draws(
+    k,
+    n,
+    tn,
+    m0,
+    tp,
+    m1,
+    *,
+    size: int,
+    rng=None,
+    theta_prior=(1.0, 1.0),
+    q0_prior=(1.0, 1.0),
+    q1_prior=(1.0, 1.0),
+) -> dict[str, np.ndarray]:
+    """I.i.d. draws of (θ, q0, q1) from the exact joint posterior (rejection sampling).
+
+    Proposal: q0, q1 from their calibration-only Beta posteriors, then θ | q from the flat-prior
+    conditional — p = (1 − q0) + J θ is P ~ Beta(k + 1, n − k + 1) restricted to the segment
+    between 1 − q0 and q1, drawn by inverting its CDF. Accepted with probability
+    ``M(q) / B · π(θ) / max π``, where M(q) = |F_P(q1) − F_P(1 − q0)| / |J| is the
+    flat-prior likelihood of q and B ≥ M its bound (max f_P, or 1 / J_min when J stays
+    positive). The accepted draws have density
+    ∝ f0(q0) f1(q1) f_P(p(θ, q)) π(θ): the posterior, exactly — no quadrature involved.
+
+    Parameters
+    ----------
+    k, n, tn, m0, tp, m1 : array_like of int
+        Counts per group, broadcast together.
+    size : int
+        Number of draws per group.
+    rng : numpy.random.Generator or int, optional
+        Random generator or seed.
+    theta_prior, q0_prior, q1_prior
+        As in :func:`exact_marginals`.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``theta``, ``q0``, ``q1`` of shape (size, *groups).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesjudge.core.exact import exact_draws
+    >>> d = exact_draws(400, 1000, 70, 100, 90, 100, size=2000, rng=1)
+    >>> d["theta"].shape, bool(0.1 < np.median(d["theta"]) < 0.25)
+    ((2000,), True)
+    """
+    if isinstance(size, bool) or not isinstance(size, int | np.integer) or size < 1:
+        raise ValueError(f"size must be an integer >= 1; got {size!r}.")
+    rng = np.random.default_rng(rng)
+    prob = _problem(k, n, tn, m0, tp, m1, theta_prior, q0_prior, q1_prior)
+    G = prob.size
+    a, b = prob.theta_prior
+    flat = a == 1 and b == 1
+    log_prior_max = (
+        0.0
+        if flat
+        else float(
+            _log_theta_prior(np.array([(a - 1) / (a + b - 2) if a + b > 2 else 0.5]), (a, b))[0]
+        )
+    )
+    both_known = prob.Q0.known is not None and prob.Q1.known is not None
+    # Bound of M(q) = |F_P(q1) − F_P(1 − q0)| / |J|: max f_P, and 1 / J_min where J > J_min > 0
+    # over the q's ±8.5 sd box. A proposal outside the box that exceeds it (probability
+    # ~1e-17) makes that group start again with the bound max f_P.
+    zz = np.array([-_Z_RANGE, _Z_RANGE])
+    j_min = prob.Q0.nodes(zz)[:, 0] + prob.Q1.nodes(zz)[:, 0] - 1
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_bound = np.minimum(prob.P.logmax(), np.where(j_min > 0, -np.log(j_min), np.inf))
+    out = {v: np.empty(size * G) for v in ("theta", "q0", "q1")}
+    slot_group = np.repeat(np.arange(G)[None, :], size, axis=0).reshape(-1)
+    todo = np.arange(size * G)
+    batch = 4  # proposals per pending draw, adapted to the acceptance rate
+    for _ in range(100_000):
+        if todo.size == 0:
+            break
+        g = np.repeat(slot_group[todo], batch)
+        q0 = _propose(prob.Q0, g, rng)
+        q1 = _propose(prob.Q1, g, rng)
+        cdfs, log_m = _log_m_draw(prob.P, g, q0, q1)
+        if both_known:
+            keep = np.ones(g.size, bool)
+        else:
+            over = log_m > log_bound[g]
+            if over.any():  # the bound failed: redo those groups with the safe bound
+                bad = np.unique(g[over])
+                log_bound[bad] = prob.P.logmax()[bad]
+                todo = np.union1d(todo, np.flatnonzero(np.isin(slot_group, bad)))
+                continue
+            keep = np.log(rng.uniform(size=g.size)) < log_m - log_bound[g]
+        theta = np.full(g.size, np.nan)
+        sel = np.flatnonzero(keep)  # θ | q only for the accepted q's (its inverse CDF is dear)
+        theta[sel] = _theta_given_q(prob.P, g[sel], q0[sel], q1[sel], [c[sel] for c in cdfs], rng)
+        if not flat:
+            lp = _log_theta_prior(theta[sel], (a, b)) - log_prior_max
+            keep[sel] = np.log(rng.uniform(size=sel.size)) < lp
+        accept = keep.reshape(todo.size, batch)
+        hit = accept.any(axis=1)
+        first = np.argmax(accept, axis=1)[hit] + batch * np.flatnonzero(hit)
+        for name, values in (("theta", theta), ("q0", q0), ("q1", q1)):
+            out[name][todo[hit]] = values[first]
+        rate = max(accept.mean(), 1.0 / accept.size)
+        todo = todo[~hit]
+        batch = int(np.clip(np.ceil(1.3 / rate), 1, max(1, 2_000_000 // max(todo.size, 1))))
+    else:  # pragma: no cover - each round accepts a positive share
+        raise RuntimeError("exact_draws: rejection sampling did not finish.")
+    shape = (size, *prob.shape)
+    return {v: out[v].reshape(shape) for v in ("theta", "q0", "q1")}
+
+
+def _propose(beta: _Beta, g: np.ndarray, rng) -> np.ndarray:
+    if beta.known is not None:
+        return np.full(g.size, beta.known)
+    return rng.beta(beta.a[g], beta.b[g])
+
+
+def _log_m_draw(P: _Beta, g, q0, q1):
+    """CDF values at 1 − q0 and q1, and log M(q) = log |F_P(q1) − F_P(1 − q0)| / |J|."""
+    a, b = P.a[g], P.b[g]
+    c, jj = 1 - q0, q0 + q1 - 1
+    upper = np.minimum(c, q1) > a / (a + b)  # both in the upper tail: work with 1 − F
+    fc, fq = np.empty(g.size), np.empty(g.size)
+    lo = ~upper
+    fc[upper], fq[upper] = special.betaincc(a[upper], b[upper], np.stack([c[upper], q1[upper]]))
+    fc[lo], fq[lo] = special.betainc(a[lo], b[lo], np.stack([c[lo], q1[lo]]))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tiny = np.abs(jj) < 1e-12
+        diff = np.where(upper, fc - fq, fq - fc)
+        m = np.where(tiny, np.exp(P.logpdf(c[:, None], g)[:, 0]), diff / jj)
+        log_m = np.log(np.maximum(m, 0.0))
+    return (fc, fq, upper), log_m
+
+
+def _theta_given_q(P: _Beta, g, q0, q1, cdfs, rng):
+    """θ from the flat-prior conditional given (q0, q1): p by inverting the truncated CDF."""
+    a, b = P.a[g], P.b[g]
+    fc, fq, upper = cdfs
+    c, jj = 1 - q0, q0 + q1 - 1
+    u = rng.uniform(size=g.size)
+    target = fc + u * (fq - fc)
+    p = np.empty(g.size)
+    p[upper] = special.betainccinv(a[upper], b[upper], target[upper])
+    p[~upper] = special.betaincinv(a[~upper], b[~upper], target[~upper])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        theta = np.where(np.abs(jj) < 1e-12, u, (p - c) / jj)
+    return np.clip(np.nan_to_num(theta, nan=0.5), 0.0, 1.0)

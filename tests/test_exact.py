@@ -1,0 +1,438 @@
+"""The exact posterior engine (bayesjudge.core.exact) and bj.fit(..., method="exact").
+
+Oracles, none sharing code with the engine:
+
+* ``reference_posterior.theta_posterior`` — adaptive Gauss-Legendre quadrature of θ's marginal
+  (itself validated in test_bayes_reference.py; quantiles converged to < 1e-8);
+* ``brute_grid.BrutePosterior`` — a plain midpoint grid over (θ, q0, q1), 240³ cells (its own
+  error: ≤ 4e-5 against the reference on the cases below);
+* scipy.integrate / scipy.stats for the density at points, and a KS test for the draws;
+* NUTS (bj.fit) within 4 Monte Carlo standard errors.
+
+Tolerances (measured maxima in brackets, from the runs that set them):
+
+* θ quantiles vs the reference: 2e-4 with the default engine [4.3e-5, weak calibration],
+  3e-4 on the fast path ``exact_theta_interval`` [1.4e-4, high accuracy 190/200].
+* θ, q0, q1 quantiles vs the brute grid: 2e-4 [6e-5 incl. the grid's own error]; the issue's
+  requirement is 1e-3.
+* Extreme conflict (k = 0 of 1000 with specificity 180/200, so p̂ = 0 < 1 − q0 ≈ 0.1): the
+  node shift cannot reach the far tails where the mass sits; documented bound 5e-4 for the
+  default engine [3.7e-4] and 2.5e-3 for the fast path [1.7e-3].
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import arviz as az
+import numpy as np
+import pytest
+import xarray as xr
+from brute_grid import BrutePosterior
+from reference_posterior import theta_posterior
+from scipy import integrate, stats
+
+import bayesjudge as bj
+from bayesjudge.core import exact as ex
+from bayesjudge.core.exact import (
+    exact_draws,
+    exact_marginals,
+    exact_posterior,
+    exact_theta_interval,
+)
+
+PROBS = np.array([0.025, 0.5, 0.975])
+SEED = 20261126
+
+# (n, k, m0, tn, m1, tp) and priors (keyword arguments of the engine / the reference).
+INFORMATIVE = {"theta_prior": (2.0, 5.0), "q0_prior": (8.0, 2.0), "q1_prior": (6.0, 2.0)}
+CASES = {
+    "moderate": ((1000, 400, 100, 70, 100, 90), {}),
+    # Gelman & Carpenter's Santa Clara data: rare positives, specificity 399/401.
+    "rare-positive": ((3330, 50, 401, 399, 122, 103), {}),
+    "n>>m": ((20000, 9000, 30, 20, 30, 27), {}),
+    "small": ((20, 8, 5, 3, 5, 4), {}),
+    "coverage-design": ((1000, 420, 200, 140, 200, 180), {}),
+    "J-near-0": ((1000, 500, 100, 55, 100, 55), {}),
+    "high-accuracy": ((200, 190, 50, 45, 150, 140), {}),
+    "weak-calibration": ((500, 300, 4, 3, 5, 4), {}),
+    "theta-near-0": ((1000, 110, 200, 180, 200, 180), {}),
+    "theta-near-1": ((1000, 890, 200, 180, 200, 180), {}),
+    "informative": ((200, 120, 30, 24, 40, 33), INFORMATIVE),
+    "known-q1": ((300, 100, 40, 30, 0, 0), {"q1_prior": 0.9}),
+    "known-both": ((800, 250, 0, 0, 0, 0), {"q0_prior": 0.85, "q1_prior": 0.75}),
+}
+BRUTE_CASES = ["moderate", "n>>m", "small", "J-near-0", "informative", "known-q1"]
+
+
+def _engine_args(data):
+    n, k, m0, tn, m1, tp = data
+    return k, n, tn, m0, tp, m1
+
+
+@functools.cache
+def _reference(name):
+    data, priors = CASES[name]
+    return theta_posterior(*data, **priors).quantile(PROBS)
+
+
+@functools.cache
+def _brute(name):
+    data, priors = CASES[name]
+    return BrutePosterior(*data, **priors, cells=240)
+
+
+# ----------------------------------------------------------------------------- the density
+
+
+def test_beta_logpdf_matches_scipy():
+    beta = ex._Beta(np.array([3.0, 401.0]), np.array([8.0, 601.0]))
+    x = np.array([[0.1, 0.3, 0.5], [0.38, 0.4, 0.42]])
+    np.testing.assert_allclose(beta.logpdf(x), stats.beta.logpdf(x, [[3], [401]], [[8], [601]]))
+    assert np.all(beta.logpdf(np.array([[-0.1, 1.2, np.nan], [2.0, -1.0, 0.5]]))[:, :2] == -np.inf)
+
+
+@pytest.mark.parametrize("name", ["moderate", "informative", "known-q1"])
+def test_theta_density_matches_scipy_integral(name):
+    """log π(θ | data) differences between θ points equal those of the model's likelihood
+    (scipy.stats binomial and Beta densities) integrated over q0, q1 by scipy.integrate.
+
+    The engine's density is a quadrature; with 24 Gauss-Hermite nodes per q it is converged
+    (change from 24 to 48 nodes < 1e-9), so the tolerance 1e-7 in log density checks the
+    formula. (At the default 12 nodes the error is 3e-11 for "moderate" and 1.2e-5 for
+    "informative", whose q posteriors are wide and far from normal.)
+    """
+    (n, k, m0, tn, m1, tp), priors = CASES[name]
+    full = {"theta_prior": (1.0, 1.0), "q0_prior": (1.0, 1.0), "q1_prior": (1.0, 1.0), **priors}
+    prob = ex._problem(k, n, tn, m0, tp, m1, full["theta_prior"], full["q0_prior"],
+                       full["q1_prior"])  # fmt: skip
+    nodes = ex._shifted_nodes(prob, ex._hermite(24))
+    median = float(_reference(name)[1])
+    thetas = median + np.array([-0.05, 0.0])
+    got = ex._log_theta_density(prob, nodes, thetas[None, :])[0]
+
+    def posterior_q(q, prior, hits, total):
+        if isinstance(prior, float):
+            return None
+        return stats.beta(prior[0] + hits, prior[1] + total - hits)
+
+    b0 = posterior_q(0, full["q0_prior"], tn, m0)
+    b1 = posterior_q(1, full["q1_prior"], tp, m1)
+
+    def density(theta):
+        def f(q0, q1):
+            p = theta * q1 + (1 - theta) * (1 - q0)
+            out = stats.binom.pmf(k, n, p)
+            return out * (b0.pdf(q0) if b0 else 1.0) * (b1.pdf(q1) if b1 else 1.0)
+
+        prior = stats.beta.pdf(theta, *full["theta_prior"])
+        if b1 is None:
+            lo, hi = b0.ppf(1e-12), b0.isf(1e-12)
+            return prior * integrate.quad(lambda q0: f(q0, full["q1_prior"]), lo, hi,
+                                          epsabs=0, epsrel=1e-11, limit=200)[0]  # fmt: skip
+        val = integrate.dblquad(
+            lambda q1, q0: f(q0, q1), b0.ppf(1e-12), b0.isf(1e-12), b1.ppf(1e-12),
+            b1.isf(1e-12), epsabs=0, epsrel=1e-9,
+        )[0]  # fmt: skip
+        return prior * val
+
+    want = np.log([density(t) for t in thetas])
+    np.testing.assert_allclose(got - got[1], want - want[1], rtol=0, atol=1e-7)
+
+
+# ----------------------------------------------------------------------------- agreement
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_theta_quantiles_match_reference(name):
+    data, priors = CASES[name]
+    ref = _reference(name)
+    m = exact_marginals(*_engine_args(data), **priors, variables=("theta",))["theta"]
+    np.testing.assert_allclose(m.quantile(PROBS), ref, rtol=0, atol=2e-4)
+    fast = exact_theta_interval(*_engine_args(data), **priors, ci_prob=0.95)
+    got = np.array([fast.lower, fast.median, fast.upper])
+    np.testing.assert_allclose(got, ref, rtol=0, atol=3e-4)
+
+
+def test_extreme_conflict_bound_is_documented():
+    """k = 0 of 1000 while the calibration says p ≥ 1 − q0 ≈ 0.1: the mass of the integrand
+    lies ~5 sd out in the factors' tails. The engine stays within the documented bounds."""
+    data = (1000, 0, 200, 180, 200, 180)
+    ref = theta_posterior(*data).quantile(PROBS)
+    m = exact_marginals(*_engine_args(data), variables=("theta",))["theta"]
+    assert np.abs(m.quantile(PROBS) - ref).max() < 5e-4
+    fast = exact_theta_interval(*_engine_args(data))
+    assert np.abs(np.array([fast.lower, fast.median, fast.upper]) - ref).max() < 2.5e-3
+
+
+@pytest.mark.parametrize("name", BRUTE_CASES)
+def test_marginals_match_brute_force_grid(name):
+    data, priors = CASES[name]
+    brute = _brute(name)
+    post = exact_marginals(*_engine_args(data), **priors)
+    for var in ("theta", "q0", "q1"):
+        np.testing.assert_allclose(
+            post[var].quantile(PROBS), brute.quantile(var, PROBS), rtol=0, atol=2e-4,
+            err_msg=var,
+        )  # fmt: skip
+        assert float(post[var].mean()) == pytest.approx(brute.mean(var), abs=2e-4)
+
+
+def test_summary_consistent_with_marginals():
+    data, priors = CASES["informative"]
+    post = exact_posterior(*_engine_args(data), **priors, ci_prob=0.9)
+    m = exact_marginals(*_engine_args(data), **priors)
+    for var in ("theta", "q0", "q1"):
+        s = getattr(post, var)
+        np.testing.assert_allclose(
+            [s.lower, s.median, s.upper], m[var].quantile([0.05, 0.5, 0.95]), rtol=1e-12
+        )
+        np.testing.assert_allclose(m[var].cdf([s.lower, s.median, s.upper]), [0.05, 0.5, 0.95],
+                                   atol=1e-9)  # fmt: skip
+    assert post.ci_prob == 0.9
+    known = exact_posterior(*_engine_args(CASES["known-q1"][0]), q1_prior=0.9)
+    assert known.q1.mean == known.q1.lower == known.q1.upper == 0.9 and known.q1.sd == 0
+
+
+# ----------------------------------------------------------------------------- draws
+
+
+@pytest.mark.parametrize("name", ["moderate", "n>>m", "informative", "known-q1", "theta-near-0"])
+def test_draws_match_exact_cdf(name):
+    """KS test of 20,000 i.i.d. draws of θ, q0, q1 against the engine's CDF (fixed seed).
+
+    Under the null each p-value is uniform; 1e-3 fails a correct sampler with probability
+    ~0.015 over the 15 comparisons (fixed seed: it passes or fails for good). A bias of
+    0.02 posterior sd in the median would already give p < 1e-3 at this size.
+    """
+    data, priors = CASES[name]
+    draws = exact_draws(*_engine_args(data), **priors, size=20_000, rng=SEED)
+    m = exact_marginals(*_engine_args(data), **priors)
+    for var in ("theta", "q0", "q1"):
+        x = draws[var]
+        if m[var].known:
+            assert np.all(x == x[0])
+            continue
+        p = stats.kstest(x, lambda t, var=var: m[var].cdf(t)).pvalue
+        assert p > 1e-3, (var, p)
+
+
+def test_draws_joint_relation():
+    """Draws satisfy the model's support, and the J > 0 share matches the exact CDF of J
+    implied by (q0, q1)'s own marginals only loosely — here we check the support."""
+    data, _ = CASES["weak-calibration"]
+    d = exact_draws(*_engine_args(data), size=5000, rng=1)
+    assert np.all((d["theta"] >= 0) & (d["theta"] <= 1))
+    assert np.all((d["q0"] > 0) & (d["q0"] < 1) & (d["q1"] > 0) & (d["q1"] < 1))
+    # Weak calibration: P(J <= 0 | data) is about 0.09 (test_bayes_reference.py).
+    assert 0.05 < np.mean(d["q0"] + d["q1"] < 1) < 0.13
+
+
+# ----------------------------------------------------------------------------- vectorisation
+
+
+def test_many_groups_equal_single_calls():
+    names = ["moderate", "small", "theta-near-1", "J-near-0", "rare-positive"]
+    cols = np.array([_engine_args(CASES[n][0]) for n in names]).T.reshape(6, 5, 1)
+    many = exact_posterior(*cols)
+    assert many.theta.median.shape == (5, 1)
+    for i, name in enumerate(names):
+        one = exact_posterior(*_engine_args(CASES[name][0]))
+        for var in ("theta", "q0", "q1"):
+            for field in ("mean", "sd", "median", "lower", "upper"):
+                np.testing.assert_allclose(
+                    getattr(getattr(many, var), field)[i, 0], getattr(getattr(one, var), field),
+                    rtol=1e-10, err_msg=f"{name} {var} {field}",
+                )  # fmt: skip
+    # The fast path too, and across a block boundary of the engine (512 groups per block).
+    tiled = np.tile(cols, (1, 120, 1))  # 600 groups
+    fast = exact_theta_interval(*tiled)
+    np.testing.assert_allclose(fast.median[::5, 0], fast.median[0, 0], rtol=1e-10)
+    np.testing.assert_allclose(fast.median[:5, 0], exact_theta_interval(*cols).median[:, 0],
+                               rtol=1e-10)  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- errors
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"k": 11, "n": 10}, "k must not exceed n"),
+        ({"tn": -1}, "whole numbers >= 0"),
+        ({"k": 2.5}, "whole numbers >= 0"),
+        ({"theta_prior": (0.5, 0.5)}, "Beta parameters >= 1"),
+        ({"q0_prior": (0.5, 1.0), "tn": 0}, "parameter < 1"),
+        ({"q1_prior": 1.0}, "contradicted by the calibration counts"),
+        ({"q0_prior": 1.5}, "must lie in"),
+        ({"ci_prob": 1.0}, "ci_prob must be a number in"),
+        ({"grid": 64}, "grid must be odd"),
+        ({"nodes": 1}, "nodes must be an integer >= 2"),
+    ],
+)
+def test_bad_input(kwargs, match):
+    args = {"k": 4, "n": 10, "tn": 3, "m0": 5, "tp": 4, "m1": 5} | kwargs
+    data = [args.pop(v) for v in ("k", "n", "tn", "m0", "tp", "m1")]
+    with pytest.raises(ValueError, match=match):
+        exact_theta_interval(*data, **args)
+
+
+def test_bad_draw_size():
+    with pytest.raises(ValueError, match="size must be an integer >= 1"):
+        exact_draws(4, 10, 3, 5, 4, 5, size=0)
+
+
+# ----------------------------------------------------------------------------- bj.fit
+
+
+@pytest.fixture(scope="module")
+def counts():
+    return bj.simulate_counts(
+        np.array([[0.3, 0.5], [0.6, 0.7]]), 0.75, 0.9, n=400, m0=120, m1=120,
+        system=["a", "b"], stratum=["x", "y"], random_seed=7,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def exact_fit(counts):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no ConvergenceWarning, nothing else either
+        return bj.fit(counts, method="exact", random_seed=3)
+
+
+def test_fit_exact_vocabulary(exact_fit, counts):
+    post = exact_fit.posterior
+    assert dict(post.sizes) == {"chain": 4, "draw": 1000, "system": 2, "stratum": 2}
+    assert set(post.data_vars) == {"theta", "q0", "q1", "youden", "p", "theta_total"}
+    assert exact_fit.tree.attrs["method"] == "exact" and exact_fit.method == "exact"
+    assert exact_fit.config["engine"] == fit_engine()
+    np.testing.assert_allclose(post["youden"], post["q0"] + post["q1"] - 1)
+    w = counts.n / counts.n.sum("stratum")
+    np.testing.assert_allclose(post["theta_total"], (post["theta"] * w).sum("stratum"))
+
+    table = exact_fit.summary(ci_prob=0.9)
+    ds = counts.dataset
+    exact = exact_posterior(ds.k.values, ds.n.values, ds.tn.values, ds.m0.values, ds.tp.values,
+                            ds.m1.values, ci_prob=0.9)  # fmt: skip
+    for var in ("theta", "q0", "q1"):
+        rows = table[table.variable == var]
+        s = getattr(exact, var)
+        np.testing.assert_allclose(rows.eti_lower, s.lower.ravel(), rtol=1e-12)
+        np.testing.assert_allclose(rows["median"], s.median.ravel(), rtol=1e-12)
+        np.testing.assert_allclose(rows["mean"], s.mean.ravel(), rtol=1e-12)
+        # The draws agree with the exact values (4000 i.i.d. draws: MCSE of a median ~0.02 sd).
+        drawn = post[var].median(("chain", "draw")).values.ravel()
+        assert np.all(np.abs(drawn - s.median.ravel()) < 4 * 1.25 * s.sd.ravel() / np.sqrt(4000))
+    assert (table.ess_bulk == 4000).all() and (table.r_hat == 1.0).all()
+    d = exact_fit.diagnostics()
+    assert d["divergences"] == 0 and d["ess_bulk_min"] == 4000
+
+
+def fit_engine():
+    from bayesjudge.models.fit import EXACT_ENGINE
+
+    return EXACT_ENGINE
+
+
+def test_fit_exact_compare_ppc_save_load(exact_fit, tmp_path):
+    cmp = exact_fit.compare(dim="system")
+    assert cmp["difference"].sizes["pair"] == 1
+    ppc = exact_fit.ppc(random_seed=1)
+    assert set(ppc.p_value.data_vars) == {"k", "tn", "tp"}
+    assert ((ppc.p_value["k"] > 0.02) & (ppc.p_value["k"] < 0.98)).all()
+    path = exact_fit.save(tmp_path / "exact.nc")
+    loaded = bj.load(path)
+    assert loaded.method == "exact"
+    xr.testing.assert_allclose(loaded.posterior, exact_fit.posterior)
+    a, b = loaded.summary(), exact_fit.summary()
+    np.testing.assert_allclose(a[["mean", "eti_lower", "eti_upper"]], b[["mean", "eti_lower",
+                               "eti_upper"]])  # fmt: skip
+    assert "method='exact'" in repr(loaded)
+
+
+def test_fit_exact_seed_and_draws(counts):
+    a = bj.fit(counts, method="exact", random_seed=5, draws=200, chains=2, aggregate=None)
+    b = bj.fit(counts, method="exact", random_seed=5, draws=200, chains=2, aggregate=None)
+    xr.testing.assert_equal(a.posterior, b.posterior)
+    assert dict(a.posterior.sizes)["chain"] == 2 and "theta_total" not in a.posterior
+
+
+def test_fit_exact_known_q_and_weights(counts):
+    result = bj.fit(counts, method="exact", priors=bj.Priors(q1=0.9), aggregate=[0.25, 0.75],
+                    random_seed=2)  # fmt: skip
+    assert np.all(result.posterior["q1"] == 0.9)
+    row = result.summary(var_names="q1").iloc[0]
+    assert row["mean"] == 0.9 and row["sd"] == 0 and np.isnan(row.r_hat)
+    np.testing.assert_allclose(
+        result.posterior["theta_total"],
+        (result.posterior["theta"] * xr.DataArray([0.25, 0.75], dims="stratum")).sum("stratum"),
+    )
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"calibration": "hierarchical"}, "calibration='hierarchical' couples"),
+        ({"calibration": "shared"}, "calibration='shared' couples"),
+        ({"judge_better_than_chance": True}, "judge_better_than_chance=True"),
+        ({"aggregate": "dirichlet"}, "aggregate='dirichlet'"),
+        ({"priors": bj.Priors(theta=(0.5, 0.5))}, "Beta parameters >= 1"),
+        ({"method": "laplace"}, r"method must be one of \['mcmc', 'exact'\]"),
+    ],
+)
+def test_fit_exact_rejects(counts, kwargs, match):
+    kwargs = {"method": "exact"} | kwargs
+    with pytest.raises(ValueError, match=match):
+        bj.fit(counts, **kwargs)
+
+
+def test_fit_exact_rejects_shared_calibration_set(counts):
+    shared = counts.with_calibration_from(bj.JudgeCounts.from_counts(n=0, k=0, m0=50, tn=40,
+                                                                     m1=50, tp=45))  # fmt: skip
+    with pytest.raises(ValueError, match="shared over"):
+        bj.fit(shared, method="exact")
+
+
+def test_fit_exact_keeps_out_of_compile_cache(counts):
+    from bayesjudge.models import fit as fit_module
+
+    before = dict(fit_module._COMPILED)
+    bj.fit(counts, method="exact", random_seed=1, draws=100)
+    assert dict(fit_module._COMPILED) == before
+
+
+# ----------------------------------------------------------------------------- NUTS
+
+
+# "small" (n = 20, m0 = m1 = 5) is left out: there NUTS itself mixes poorly (bulk ESS 620,
+# r_hat 1.010 with SEED) and its median missed the exact one (which matches the reference to
+# 2e-5) by more than 4 of its MCSE estimates; the reference test above covers that case.
+NUTS_CASES = ["moderate", "high-accuracy", "coverage-design", "theta-near-1", "rare-positive"]
+
+
+@pytest.fixture(scope="module")
+def nuts_fit():
+    cols = np.array([CASES[n][0] for n in NUTS_CASES]).T
+    counts = bj.JudgeCounts.from_counts(
+        **dict(zip(("n", "k", "m0", "tn", "m1", "tp"), cols, strict=True)), system=NUTS_CASES
+    )
+    return counts, bj.fit(counts, aggregate=None, draws=1000, random_seed=SEED)
+
+
+def test_exact_matches_nuts(nuts_fit):
+    """Quantiles of θ, q0, q1 agree with NUTS (4 × 1000) within 4 ArviZ quantile MCSE."""
+    counts, fit = nuts_fit
+    ds = counts.dataset
+    m = exact_marginals(ds.k.values, ds.n.values, ds.tn.values, ds.m0.values, ds.tp.values,
+                        ds.m1.values)  # fmt: skip
+    failures = []
+    for var in ("theta", "q0", "q1"):
+        draws = fit.posterior[var]
+        for prob in PROBS:
+            value = draws.quantile(prob, dim=("chain", "draw")).values
+            mcse = az.mcse(draws.to_dataset(), method="quantile", prob=prob)[var].values
+            exact = m[var].quantile(prob)
+            bad = np.abs(value - exact) > 4 * mcse
+            failures += [f"{var} q{prob} {NUTS_CASES[i]}" for i in np.flatnonzero(bad.ravel())]
+    assert not failures, failures
