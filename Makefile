@@ -12,7 +12,7 @@ FIND_PYTHON := for c in "$$(pyenv which python 2>/dev/null)" python3.13 python3.
 	   "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	command -v "$$c"; break; fi; done
 
-.PHONY: help install demo test test-slow lint format bench notebooks clean
+.PHONY: help install demo test test-slow lint format bench studies notebooks clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -50,6 +50,10 @@ bench: $(STAMP)  ## Benchmarks (not part of the test suite); results in benchmar
 	$(BIN)/python benchmarks/bench_bootstrap.py
 	$(BIN)/python benchmarks/bench_fit.py
 	$(BIN)/python benchmarks/bench_exact.py
+
+studies: $(STAMP)  ## Every study at full size; results recorded in benchmarks/studies/results/
+	$(BIN)/python benchmarks/studies/run_all.py
+	$(BIN)/python benchmarks/studies/run_full.py
 
 notebooks: $(STAMP)  ## Re-execute every notebook in place at full draws (outputs committed)
 	for nb in notebooks/*.ipynb; do echo "executing $$nb"; \

@@ -398,3 +398,64 @@ def test_paired_items_seed_reproducible():
 def test_engine_bad_inputs_name_the_field(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+# --- review (issue 4) ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        # numpy's "Mismatch is between arg 0 with shape (2,) and arg 6 with shape (3,)" named
+        # neither theta nor the labels.
+        (
+            lambda: simulate_counts([0.1, 0.2], 0.7, 0.9, 10, 5, 5, system=["a", "b", "c"]),
+            r"theta \(2,\).*labels \(3,\)",
+        ),
+        (
+            lambda: simulate_items([0.1, 0.2], 0.7, 0.9, 10, 5, 5, system=["a", "b", "c"]),
+            r"theta \(2,\).*labels \(3,\)",
+        ),
+        # numpy's "SeedSequence expects int ..." / "expected non-negative integer".
+        (lambda: simulate_counts(0.5, 0.7, 0.9, 10, 5, 5, random_seed="abc"), "random_seed"),
+        (lambda: simulate_counts(0.5, 0.7, 0.9, 10, 5, 5, random_seed=-1), "random_seed"),
+        (lambda: simulate_paired_items([0.5, 0.6], 0.8, 0.9, 5, random_seed=1.5), "random_seed"),
+        # The message showed "J_A=np.float64(0.9)".
+        (lambda: youden_pair(0.9, 0.2), r"got J_A=0\.9, J_B=1\.1"),
+        # A NaN correlation was reported as "got shape (2, 2)".
+        (
+            lambda: simulate_paired_items([0.5, 0.5], 0.8, 0.9, 10, correlation=np.nan),
+            "finite",
+        ),
+        # A diagonal other than 1 was silently ignored.
+        (
+            lambda: simulate_paired_items(
+                [0.5, 0.6], 0.8, 0.9, 10, correlation=[[0.5, 0.2], [0.2, 0.5]]
+            ),
+            "diagonal",
+        ),
+    ],
+)
+def test_review_bad_inputs_name_the_field(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+def test_correlation_at_the_frechet_bounds_is_reachable():
+    # Equal accuracies allow correlation 1 (identical truths); accuracies θ and 1 − θ allow -1
+    # (complementary truths). Root finding on the open interval used to fail with scipy's
+    # "f(a) and f(b) must have different signs".
+    same = simulate_paired_items([0.5, 0.5], 0.8, 0.9, 2000, correlation=1.0, random_seed=1)
+    truth = same.pivot(index="item", columns="system", values="truth")
+    assert (truth["s0"] == truth["s1"]).all()
+    opposite = simulate_paired_items([0.3, 0.7], 0.8, 0.9, 2000, correlation=-1.0, random_seed=1)
+    truth = opposite.pivot(index="item", columns="system", values="truth")
+    assert (truth["s0"] + truth["s1"] == 1).all()
+    # Upper bound for unequal accuracies (0.3, 0.6): P(both) = min = 0.3, correlation
+    # (0.3 - 0.18) / sqrt(0.21 * 0.24) = 0.5345; then s0 correct implies s1 correct.
+    bound = (0.3 - 0.3 * 0.6) / np.sqrt(0.21 * 0.24)
+    latent = latent_correlation([0.3, 0.6], bound)
+    assert latent[0, 1] == pytest.approx(1.0)
+    frame = simulate_paired_items([0.3, 0.6], 0.8, 0.9, 2000, correlation=bound, random_seed=2)
+    truth = frame.pivot(index="item", columns="system", values="truth")
+    assert (truth["s0"] <= truth["s1"]).all()

@@ -157,3 +157,99 @@ def test_registered_but_missing_module(capsys, monkeypatch):
     code, out, err = _run(["study", "--list"], capsys)
     assert code == 0, err
     assert "ghost" in out and "(not installed in this version)" in out
+
+
+# --- review (issue 4): headers, wrong types, seeds, --out, --quick ------------------------------
+
+
+def test_summary_line_does_not_repeat_the_study_name(capsys):
+    # The header printed "study distribution-shift: Study distribution-shift: five estimators"
+    # and "study coverage: The coverage study: bias, ...".
+    code, out, err = _run(["study", "--list"], capsys)
+    assert code == 0, err
+    for line in out.splitlines():
+        name, summary = line.split(maxsplit=1)
+        assert f"study {name}" not in summary.lower(), line
+        assert f"{name} study" not in summary.lower(), line
+        assert not summary.lower().startswith("study"), line
+    args = ["study", "distribution-shift", "--quick", "--no-save", "--set", "theta_calibration=0.5"]
+    code, out, err = _run(args, capsys)
+    assert code == 0, err
+    assert out.splitlines()[0] == (
+        "study distribution-shift: Five estimators when the calibration accuracy θ_Q ≠ θ_P "
+        "(Lee et al. Fig. 7)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        # A TypeError / KeyError inside run() used to reach the user as a traceback.
+        (["study", "coverage", "--set", "grid=[1,2]"], "grid must be one of"),
+        (["study", "coverage", "--set", 'grid={"n": [1000]}'], "grid needs the keys"),
+        (["study", "coverage", "--set", "n_resamples=abc"], "n_resamples must be"),
+        (["study", "coverage", "--set", "theta=abc"], "theta must be a number or a list"),
+        (["study", "coverage", "--set", "theta=0.5,0.5"], "theta must not repeat"),
+        (["study", "human-vs-judge", "--set", "m=[1,2]"], "m must be a whole number"),
+        (["study", "human-vs-judge", "--set", "theta=abc"], "theta must be a number or a list"),
+        (["study", "comparison", "--set", "j_grid=abc"], "j_grid must be a number or a list"),
+        (["study", "comparison", "--set", "n=[1000]"], "n must be a whole number"),
+        (["study", "distribution-shift", "--set", "theta_calibration=abc"], "theta_calibration"),
+        (["study", "distribution-shift", "--set", "m=abc"], "m must be"),
+        (["study", "allocation-length", "--set", "q0=[0.7]"], "q0 must be a number"),
+        (["study", "allocation-length", "--set", "alpha=true"], "alpha must be a number"),
+        # A negative seed gave numpy's "expected non-negative integer".
+        (["study", "human-vs-judge", "--seed", "-1"], "--seed"),
+    ],
+)
+def test_wrong_types_and_values_print_one_line(args, match, capsys):
+    code, _, err = _run([*args, "--quick", "--no-save"], capsys)
+    assert code == 2
+    assert match in _one_error_line(err)
+
+
+def test_out_is_checked_before_the_study_runs(tmp_path, capsys, monkeypatch):
+    # --out below a file used to fail only after the (possibly hour-long) run, losing it.
+    (tmp_path / "file.txt").write_text("x")
+    ran = []
+    monkeypatch.setattr(allocation_length, "run", lambda **kw: ran.append(kw))
+    code, _, err = _run(
+        ["study", "allocation-length", "--out", str(tmp_path / "file.txt/sub")], capsys
+    )
+    assert code == 2 and "--out" in _one_error_line(err)
+    assert ran == []
+
+
+def _captured_options(name, args, capsys, monkeypatch):
+    import functools
+    import importlib
+
+    module = importlib.import_module(STUDIES[name])
+    seen = {}
+
+    @functools.wraps(module.run)  # keeps the signature that --set checks names against
+    def fake_run(**options):
+        seen.update(options)
+        raise ValueError("stop here")
+
+    monkeypatch.setattr(module, "run", fake_run)
+    code, _, err = _run(["study", name, "--no-save", *args], capsys)
+    assert code == 2 and "stop here" in err
+    return seen
+
+
+@pytest.mark.parametrize("name", list(STUDIES))
+def test_quick_is_a_smoke_run_for_every_study(name, capsys, monkeypatch):
+    seen = _captured_options(name, ["--quick"], capsys, monkeypatch)
+    assert seen["reps"] <= 200
+    if name == "comparison":
+        # The default 200 hierarchical fits per design point (18 points) took 30-60 min; the
+        # quick run fits a few per point with short chains.
+        assert seen["bayes_reps"] <= 4 and seen["draws"] <= 200 and seen["tune"] <= 200
+
+
+def test_set_overrides_quick_settings(capsys, monkeypatch):
+    seen = _captured_options(
+        "comparison", ["--quick", "--set", "bayes_reps=10"], capsys, monkeypatch
+    )
+    assert seen["bayes_reps"] == 10 and seen["reps"] == 200

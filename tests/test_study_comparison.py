@@ -412,3 +412,48 @@ def test_bayes_hierarchical_coverage():
     cov, mcse = sel["coverage"].values, np.sqrt(0.95 * 0.05 / reps)
     assert (np.abs(cov - 0.95) < 3 * mcse).all(), cov
     assert (sel["theta_converged_share"] > 0.5).all(), sel["theta_converged_share"].values
+
+
+# --------------------------------------------------------------------------- review (issue 4)
+
+
+def test_single_estimator_name_and_beat_chance_checks():
+    # A bare string used to be split into letters ("n", "a", "i", ...).
+    res = comparison.run(reps=5, sweep="j", j_grid=[0.5], estimators="naive")
+    assert res.table["estimator"].values.tolist() == ["naive"]
+    # J_B = 0 passed the check and failed later with "shared calibration has J == 0";
+    # J_A > 1 failed with "q0 must be a proportion".
+    with pytest.raises(ValueError, match=r"J_B = J_A \+ ΔJ = 0 must lie in \(0, 1\]"):
+        comparison.run(reps=5, sweep="j", j_grid=[0.5], fixed_delta_j=-0.5, estimators="naive")
+    with pytest.raises(ValueError, match=r"J_A = 1.5 and J_B .* must lie in \(0, 1\]"):
+        comparison.run(reps=5, sweep="j", j_grid=[1.5], fixed_delta_j=-0.6, estimators="naive")
+    with pytest.raises(ValueError, match="j_grid must be a number or a list"):
+        comparison.run(reps=5, j_grid="abc", estimators="naive")
+
+
+def test_system_at_accuracy_one_is_counted_not_warned():
+    # θ_B = 1: B's calibration set has no truly incorrect item, so q̂0_B and per-system RG are
+    # never defined, and B's PPI++ standard error is 0. That used to raise "Mean of empty
+    # slice" and PPI's SmallSampleWarning inside the study.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        res = comparison.run(
+            reps=50,
+            sweep="j",
+            j_grid=[0.5],
+            theta_a=0.95,
+            delta=0.05,
+            estimators=["naive", "rg_separate", "ppi"],
+            rg_interval="delta",
+        )
+    table = res.table.isel(design=0)
+    sep = table.sel(estimator="rg_separate")
+    assert float(sep["undefined_share"]) == 1.0
+    assert sep["bias"].isnull() and sep["bias_mcse"].isnull()
+    # Undefined replications get the no-information interval [-1, 1], which covers.
+    assert float(sep["coverage"]) == 1.0 and float(sep["length"]) == 2.0
+    for name in ("naive", "ppi"):
+        assert table["bias"].sel(estimator=name).notnull()
+        assert float(table["undefined_share"].sel(estimator=name)) == 0.0

@@ -417,3 +417,45 @@ def test_issue_coverage_check_at_full_size():
     assert float(table["coverage"].sel(estimator="naive", theta=0.2)) < 0.01
     assert float(table["coverage"].sel(estimator="ppi", theta=0.2)) < 0.01
     assert float(table["coverage"].sel(estimator="ppi", theta=0.5)) > 0.95
+
+
+# --- review (issue 4): option checks and honest counting of unidentified estimates ---------------
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"grid": [1, 2]}, "grid must be one of"),  # was a TypeError
+        ({"grid": {"n": [1000]}}, "grid needs the keys"),  # was a KeyError
+        ({"grid": {"n": [0], "m": [200], "q0": [0.7], "q1": [0.9]}}, "grid n values"),
+        ({"theta": [0.5, 0.5]}, "theta must not repeat"),  # duplicate coords made sel ambiguous
+        ({"theta": "abc"}, "theta must be a number or a list"),
+        ({"n_resamples": "abc"}, "n_resamples must be a whole number"),
+    ],
+)
+def test_bad_grids_raise_value_errors_that_name_them(options, match):
+    with pytest.raises(ValueError, match=match):
+        coverage.run(**{"reps": 10, **options})
+
+
+def test_unidentified_estimates_are_counted_not_hidden():
+    # A near-chance judge with tiny calibration sets: q̂0 + q̂1 = 1 happens often. The
+    # Rogan–Gladen point estimate is then not identified (the study reports ½ and the
+    # Lang–Reiczigel interval [0, 1]); the table must say how often that happened.
+    grid = {"n": [20], "m": [4], "q0": [0.55], "q1": [0.55]}
+    reps, theta, seed = 400, 0.5, 3
+    res = coverage.run(reps=reps, theta=[theta], grid=grid, random_seed=seed)
+    table = res.table.squeeze(("n", "m", "q0", "q1", "theta"))
+    # Reference: the same data stream, counted here (m0 = m1 = 2, Ĵ = 0 iff tn + tp = 2).
+    rng_data, _ = _point_streams(seed, 20, 4, 0.55, 0.55, theta)
+    _, tn, tp = simulate_design(rng_data, theta, 0.55, 0.55, 20, 2, 2, reps)
+    expected = float(np.mean(tn + tp == 2))
+    assert 0.2 < expected < 0.6  # the design really produces them
+    share = table["undefined_share"]
+    for name in ("lang-reiczigel", "bootstrap"):
+        assert float(share.sel(estimator=name)) == pytest.approx(expected, abs=1e-12)
+    for name in ("naive", "ppi", "bayes"):
+        assert float(share.sel(estimator=name)) == 0.0
+    np.testing.assert_allclose(
+        table["undefined_share_mcse"], np.sqrt(share * (1 - share) / reps), rtol=1e-12
+    )

@@ -204,7 +204,7 @@ def test_plot_draws_one_line_per_estimator(fast):
         ({"reps": 1}, "reps"),
         ({"theta_calibration": [0.2, 1.3]}, "theta_calibration"),
         ({"theta_test": -0.1}, "theta_test"),
-        ({"m": 0}, "m must be at least 1"),
+        ({"m": 0}, "m must be a whole number of at least 1"),
         ({"q1": 2}, "q1"),
     ],
 )
@@ -229,3 +229,49 @@ def test_full_size_study_matches_exact_expectations():
             .where(np.abs(shift) > 1e-9, True)
             .all()
         ), name
+
+
+def test_boundary_calibration_accuracies_are_reported_not_warned():
+    # θ_Q = 0 or 1: every calibration item has one human label, so q̂0 or q̂1 (and RG) is never
+    # defined. That used to emit RuntimeWarnings (0/0 in the exact expectation, mean of an
+    # empty slice). Now: undefined share 1, NaN moments and NaN expectation for RG only.
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        table = ds.run(reps=200, theta_calibration=[0.0, 1.0], random_seed=2).table
+    rg = table.sel(estimator="rogan_gladen")
+    assert (rg["undefined"] == 1).all()
+    for var in ("mean", "bias", "sd", "rmse", "expected", "expected_bias"):
+        assert rg[var].isnull().all(), var
+    others = table.drop_sel(estimator="rogan_gladen")
+    assert (others["undefined"] == 0).all()
+    for var in ("mean", "bias", "expected"):
+        assert others[var].notnull().all(), var
+    # Calibration-only is the human-label mean: exactly θ_Q.
+    np.testing.assert_allclose(table["mean"].sel(estimator="calibration_only"), [0.0, 1.0], atol=0)
+
+
+def test_sd_mcse_does_not_assume_normal_estimates():
+    # The unclipped RG estimate is a ratio with heavier tails than a normal (kurtosis ≈ 3.4 at
+    # θ_Q = 0.25, m = 200), so the normal-theory SE of an sd, s/√(2(R−1)), understated its
+    # Monte Carlo error by ~9 %. The general delta-method SE is √((μ̂4 − s⁴)/R) / (2s),
+    # recomputed here from the study's own draws (same value-keyed stream).
+    from bayesjudge.simulate import simulate_count_arrays
+    from bayesjudge.studies._framework import point_rngs
+
+    reps, seed, theta_q = 4000, 8, 0.25
+    table = ds.run(reps=reps, random_seed=seed, theta_calibration=[theta_q]).table
+    draws = simulate_count_arrays(
+        THETA_P, Q0, Q1, N, calibration="random", m=M, theta_calibration=theta_q,
+        size=(reps,), random_seed=point_rngs(seed, theta_q)[0],
+    )  # fmt: skip
+    for name, v in ds.estimates(**draws).items():
+        s = v.std(ddof=1)
+        centred = v - v.mean()
+        expected = np.sqrt(np.mean(centred**4) - s**4) / np.sqrt(reps) / (2 * s)
+        got = float(table["sd_mcse"].sel(estimator=name, theta_calibration=theta_q))
+        assert got == pytest.approx(expected, rel=1e-10), name
+        assert float(table["sd"].sel(estimator=name, theta_calibration=theta_q)) == (
+            pytest.approx(s, rel=1e-12)
+        )

@@ -138,7 +138,7 @@ def test_table_settings_save_and_plot(tmp_path):
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"q0": [0.5]}, "q0 values must lie strictly between"),
+        ({"q0": [0.5]}, r"q0 values must lie in \(0.5, 1\)"),
         ({"q1": [1.0]}, "q1 values"),
         ({"theta": [0.0]}, "theta values"),
         ({"m": 1}, "m must be"),

@@ -586,9 +586,13 @@ def _study_module(name: str):
 
 
 def _study_summary(module) -> str:
-    """First line of a study module's docstring."""
+    """First line of a study module's docstring, without a prefix that repeats its name."""
+    import re
+
     doc = (module.__doc__ or "").strip()
-    return doc.splitlines()[0].rstrip(".").replace("``", "") if doc else ""
+    line = doc.splitlines()[0].rstrip(".").replace("``", "") if doc else ""
+    # "Study NAME: ..." or "The NAME study: ..." would print "study NAME: Study NAME: ...".
+    return re.sub(r"^(?:study\s+\S+|the\s+\S+\s+study)\s*:\s*", "", line, flags=re.I)
 
 
 def _list_studies() -> int:
@@ -666,16 +670,33 @@ def _cmd_study(args) -> int:
     if args.reps is not None:
         options["reps"] = args.reps
     elif args.quick:
-        options["reps"] = int(getattr(module, "QUICK_REPS", _QUICK_REPS))
+        # A study's QUICK_OPTIONS (e.g. fewer Bayesian fits) apply unless --set gives them.
+        quick = {"reps": int(getattr(module, "QUICK_REPS", _QUICK_REPS))}
+        quick |= dict(getattr(module, "QUICK_OPTIONS", {}))
+        options = quick | options
     if args.seed is not None:
         options["random_seed"] = args.seed
     progress = sys.stderr.isatty() if args.progress is None else args.progress
     out = None if args.no_save else Path(args.out or f"study-{args.name}").expanduser()
-    if out is not None and out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a folder.")
+    if out is not None:
+        # Before the run, which can take an hour: a folder that cannot be made fails now.
+        if out.exists() and not out.is_dir():
+            raise UsageError(f"--out {out}: exists and is not a folder.")
+        try:
+            out.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise UsageError(f"--out {out}: cannot create the folder ({err.strerror}).") from None
 
     start = time.perf_counter()
-    result = module.run(progress=progress, **options)
+    try:
+        result = module.run(progress=progress, **options)
+    except (TypeError, KeyError) as err:
+        # The studies check their options; this catches a value of a type they did not expect.
+        given = ", ".join(f"{k}={v!r}" for k, v in options.items() if k != "reps") or "none"
+        raise UsageError(
+            f"study {args.name}: an option has a value of the wrong type ({err}); options "
+            f"given: {given}. See the study's run() for what each option takes."
+        ) from None
     elapsed = time.perf_counter() - start
     settings = result.settings
     frame = result.to_frame()
@@ -832,9 +853,15 @@ def _build_parser() -> argparse.ArgumentParser:
         "--reps", type=_int_at_least(2), help="replications per design point (study's default)"
     )
     study.add_argument(
-        "--quick", action="store_true", help=f"a fast smoke run (about {_QUICK_REPS} reps)"
+        "--quick",
+        action="store_true",
+        help=f"a fast smoke run (about {_QUICK_REPS} reps; fewer Bayesian fits)",
     )
-    study.add_argument("--seed", type=int, help="random seed (default: the study's fixed seed)")
+    study.add_argument(
+        "--seed",
+        type=_int_at_least(0),
+        help="random seed, a non-negative integer (default: the study's fixed seed)",
+    )
     study.add_argument(
         "--set",
         action="append",

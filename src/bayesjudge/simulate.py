@@ -91,7 +91,36 @@ def _check_design(calibration, m0, m1, m, theta_calibration) -> None:
             )
 
 
-def _parameters(theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, shape=()):
+def _broadcast_shape(named: dict, extra=(), extra_name="output size") -> tuple[int, ...]:
+    """Broadcast shape of the named parameters and ``extra``; a ValueError names the culprits."""
+    shapes = {name: np.shape(v) for name, v in named.items() if v is not None}
+    try:
+        return np.broadcast_shapes(*shapes.values(), tuple(extra))
+    except ValueError:
+        listed = ", ".join(f"{name} {shape}" for name, shape in shapes.items() if shape)
+        raise ValueError(
+            f"The parameters do not broadcast to one group shape: {listed}"
+            f"{f', {extra_name} {tuple(extra)}' if extra else ''}. Pass scalars or arrays of "
+            f"one shape (one entry per label)."
+        ) from None
+
+
+def _rng(random_seed) -> np.random.Generator:
+    """Return a Generator from ``random_seed`` (None, a non-negative int or a Generator)."""
+    if random_seed is None or isinstance(random_seed, np.random.Generator):
+        return np.random.default_rng(random_seed)
+    if isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool):
+        if random_seed >= 0:
+            return np.random.default_rng(int(random_seed))
+    raise ValueError(
+        f"random_seed must be None, a non-negative integer or a numpy.random.Generator; got "
+        f"{random_seed!r}."
+    )
+
+
+def _parameters(
+    theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, shape=(), shape_name="output size"
+):
     """Validate and broadcast the generator's parameters; return a dict of arrays."""
     _check_design(calibration, m0, m1, m, theta_calibration)
     probs = {"theta": theta, "q0": q0, "q1": q1}
@@ -100,14 +129,7 @@ def _parameters(theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, sha
     counts = {"n": n, "m0": m0, "m1": m1} if calibration == "stratified" else {"n": n, "m": m}
     values = {name: as_probability(name, v) for name, v in probs.items()}
     values |= {name: as_count(name, v).astype(np.int64) for name, v in counts.items()}
-    try:
-        full = np.broadcast_shapes(*(a.shape for a in values.values()), shape)
-    except ValueError:
-        shapes = ", ".join(f"{name} {a.shape}" for name, a in values.items() if a.shape)
-        raise ValueError(
-            f"The parameters do not broadcast to one group shape: {shapes}"
-            f"{f', output size {shape}' if shape else ''}. Pass scalars or arrays of one shape."
-        ) from None
+    full = _broadcast_shape(values, shape, shape_name)
     out = {name: np.broadcast_to(a, full) for name, a in values.items()}
     if calibration == "random" and theta_calibration is None:
         out["theta_calibration"] = out["theta"]
@@ -194,7 +216,7 @@ def simulate_count_arrays(
     """
     shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
     par = _parameters(theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, shape)
-    rng = np.random.default_rng(random_seed)
+    rng = _rng(random_seed)
     p = par["theta"] * par["q1"] + (1 - par["theta"]) * (1 - par["q0"])
     # Draw order k, tn, tp (stratified) is kept so that seeded results stay the same.
     k = np.asarray(rng.binomial(par["n"], p))
@@ -297,13 +319,19 @@ def simulate_counts(
         calibration=calibration,
         m=m,
         theta_calibration=theta_calibration,
-        size=np.broadcast_shapes(
-            *(
-                np.shape(v)
-                for v in (theta, q0, q1, n, m0, m1, m, theta_calibration)
-                if v is not None
-            ),
+        size=_broadcast_shape(
+            {
+                "theta": theta,
+                "q0": q0,
+                "q1": q1,
+                "n": n,
+                "m0": m0,
+                "m1": m1,
+                "m": m,
+                "theta_calibration": theta_calibration,
+            },
             _label_shape(system, stratum),
+            "labels",
         ),
         random_seed=random_seed,
     )
@@ -441,14 +469,16 @@ def simulate_items(
     """
     system, stratum = _as_labels(system), _as_labels(stratum)
     labels_shape = _label_shape(system, stratum)
-    par = _parameters(theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, labels_shape)
+    par = _parameters(
+        theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, labels_shape, "labels"
+    )
     shape = par["theta"].shape
     if len(shape) > 2 or (shape and shape != labels_shape):
         raise ValueError(
             f"The parameters have group shape {shape} but the labels give {labels_shape}: pass "
             f"system= (and stratum= for 2-D parameters) with one label per group."
         )
-    rng = np.random.default_rng(random_seed)
+    rng = _rng(random_seed)
     flat = {name: a.reshape(-1) for name, a in par.items()}
     groups = flat["theta"].size
     # Group columns: the label of each flat group index along each labelled dim.
@@ -580,8 +610,8 @@ def youden_pair(j_a, delta_j, q0=None) -> tuple[np.ndarray, np.ndarray]:
     bad = ~((youden >= -1) & (youden <= 1))
     if bad.any():
         raise ValueError(
-            f"j_a and j_a + delta_j (J_A and J_B) must lie in [-1, 1]; got J_A={youden[0]!r}, "
-            f"J_B={youden[1]!r}."
+            f"j_a and j_a + delta_j (J_A and J_B) must lie in [-1, 1]; got "
+            f"J_A={float(youden[0]):g}, J_B={float(youden[1]):g}."
         )
     return judge_quality(youden, q0)
 
@@ -725,10 +755,19 @@ def latent_correlation(theta, correlation) -> np.ndarray:
     if rho.ndim == 0:
         rho = np.full((size, size), float(rho))
         np.fill_diagonal(rho, 1.0)
-    if rho.shape != (size, size) or not np.allclose(rho, rho.T) or not np.isfinite(rho).all():
+    if rho.shape != (size, size):
         raise ValueError(
             f"correlation must be one number or a symmetric ({size}, {size}) matrix (one row "
             f"per system); got shape {rho.shape}."
+        )
+    if not np.isfinite(rho).all():
+        raise ValueError(f"correlation must be finite; got {rho.tolist()}.")
+    if not np.allclose(rho, rho.T):
+        raise ValueError(f"correlation must be a symmetric matrix; got {rho.tolist()}.")
+    if not np.allclose(np.diag(rho), 1.0):
+        raise ValueError(
+            f"the diagonal of the correlation matrix must be 1 (a system's correctness is "
+            f"perfectly correlated with itself); got {np.diag(rho).tolist()}."
         )
     z = special.ndtri(theta)
     sd = np.sqrt(theta * (1 - theta))
@@ -744,13 +783,20 @@ def latent_correlation(theta, correlation) -> np.ndarray:
                     f"for accuracies {float(theta[j])!r} and {float(theta[k])!r}: it must lie in "
                     f"[{low / (sd[j] * sd[k]):.4f}, {high / (sd[j] * sd[k]):.4f}]."
                 )
-            edge = 1 - 1e-12
-            latent[j, k] = latent[k, j] = optimize.brentq(
-                lambda r, a=z[j], b=z[k], t=target: _bivariate_upper(a, b, r) - t,
-                -edge,
-                edge,
-                xtol=1e-12,
-            )
+            tol = 1e-12
+            if target >= high - tol:  # upper Fréchet bound: identical latent scores
+                r = 1.0
+            elif target <= low + tol:  # lower bound: opposite latent scores
+                r = -1.0
+            else:
+                edge = 1 - 1e-12
+                r = optimize.brentq(
+                    lambda r, a=z[j], b=z[k], t=target: _bivariate_upper(a, b, r) - t,
+                    -edge,
+                    edge,
+                    xtol=1e-12,
+                )
+            latent[j, k] = latent[k, j] = r
     if np.linalg.eigvalsh(latent).min() < -1e-10:
         raise ValueError(
             f"The requested correlations {rho.tolist()} need a latent correlation matrix that "
@@ -822,7 +868,7 @@ def simulate_paired_items(
     theta, q0, q1 = (np.broadcast_to(a, (count,)) for a in (theta, q0, q1))
     system = system if system is not None else [f"s{j}" for j in range(count)]
     latent = latent_correlation(theta, correlation) if count > 1 else np.eye(1)
-    rng = np.random.default_rng(random_seed)
+    rng = _rng(random_seed)
     scores = rng.multivariate_normal(np.zeros(count), latent, size=n, method="eigh")
     truth = (scores < special.ndtri(theta)).astype(np.int64)
     verdict = _judge(rng, truth, q0, q1)

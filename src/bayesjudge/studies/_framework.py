@@ -25,7 +25,10 @@ from bayesjudge._version import __version__
 
 __all__ = [
     "StudyResult",
+    "check_grid",
+    "check_number",
     "check_reps",
+    "check_seed",
     "chunks",
     "mcse_mean",
     "mcse_proportion",
@@ -89,6 +92,117 @@ def check_reps(reps, name: str = "reps") -> int:
     return int(reps)
 
 
+def _bounds_text(low, high, low_open, high_open) -> str:
+    left = "(" if low_open else "["
+    right = ")" if high_open else "]"
+    lower = "-inf" if low is None else f"{low:g}"
+    upper = "inf" if high is None else f"{high:g}"
+    return f"{left}{lower}, {upper}{right}"
+
+
+def _outside(arr, low, high, low_open, high_open) -> np.ndarray:
+    bad = np.zeros(arr.shape, dtype=bool)
+    if low is not None:
+        bad |= arr <= low if low_open else arr < low
+    if high is not None:
+        bad |= arr >= high if high_open else arr > high
+    return bad
+
+
+def check_grid(
+    name: str,
+    values,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    integer: bool = False,
+) -> tuple:
+    """Return a design grid as a tuple of distinct numbers, or raise a ValueError naming it.
+
+    ``values`` is one number or a non-empty 1-D sequence of finite, distinct numbers within
+    the bounds (``low``/``high``, open where ``low_open``/``high_open``); with ``integer`` they
+    must be whole numbers and come back as ints.
+
+    Examples
+    --------
+    >>> check_grid("theta", [0.1, 0.5], low=0, high=1)
+    (0.1, 0.5)
+    >>> check_grid("m", 200, low=2, integer=True)
+    (200,)
+    >>> check_grid("theta", "abc")
+    Traceback (most recent call last):
+    ...
+    ValueError: theta must be a number or a list of numbers; got 'abc'.
+    """
+    if isinstance(values, str | bytes | dict) or (
+        isinstance(values, list | tuple) and any(isinstance(v, bool | str) for v in values)
+    ):
+        raise ValueError(f"{name} must be a number or a list of numbers; got {values!r}.")
+    try:
+        arr = np.atleast_1d(np.asarray(values, dtype=float))
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a number or a list of numbers; got {values!r}.") from None
+    if isinstance(values, bool) or arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a number or a list of numbers; got {values!r}.")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} values must be finite; got {arr.tolist()}.")
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} must not repeat values; got {arr.tolist()}.")
+    bad = _outside(arr, low, high, low_open, high_open)
+    if bad.any():
+        raise ValueError(
+            f"{name} values must lie in {_bounds_text(low, high, low_open, high_open)}; got "
+            f"{arr[bad].tolist()}."
+        )
+    if integer:
+        if not np.all(arr == np.round(arr)):
+            raise ValueError(f"{name} must hold whole numbers; got {arr.tolist()}.")
+        return tuple(int(v) for v in arr)
+    return tuple(float(v) for v in arr)
+
+
+def check_number(
+    name: str,
+    value,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    integer: bool = False,
+    allow_none: bool = False,
+):
+    """Return one number option (float, or int with ``integer``), or raise a ValueError naming it.
+
+    Examples
+    --------
+    >>> check_number("alpha", 0.05, low=0, high=1, low_open=True, high_open=True)
+    0.05
+    >>> check_number("n", 1000.0, low=1, integer=True)
+    1000
+    >>> check_number("n", None, low=1, integer=True, allow_none=True) is None
+    True
+    """
+    if value is None and allow_none:
+        return None
+    kind = "a whole number" if integer else "a number"
+    fix = f"{kind}{' or None' if allow_none else ''}"
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{name} must be {fix}; got {value!r}.")
+    number = float(value)
+    if not np.isfinite(number) or (integer and number != round(number)):
+        raise ValueError(f"{name} must be {fix}; got {value!r}.")
+    if _outside(np.asarray(number), low, high, low_open, high_open):
+        if integer and high is None and low is not None and not low_open:
+            raise ValueError(f"{name} must be a whole number of at least {low:g}; got {value!r}.")
+        raise ValueError(
+            f"{name} must lie in {_bounds_text(low, high, low_open, high_open)}; got {value!r}."
+        )
+    return round(number) if integer else number
+
+
 def spawn_rngs(random_seed: int, count: int) -> list[np.random.Generator]:
     """Return ``count`` independent generators derived from one seed.
 
@@ -105,6 +219,29 @@ def spawn_rngs(random_seed: int, count: int) -> list[np.random.Generator]:
     """
     children = np.random.SeedSequence(random_seed).spawn(count)
     return [np.random.default_rng(child) for child in children]
+
+
+def check_seed(random_seed) -> int:
+    """Return ``random_seed`` as an int, or raise a ValueError that names it and says why.
+
+    Studies take a non-negative integer seed (stored with the results so that a run can be
+    repeated); ``None`` or a Generator would make the stored settings useless.
+
+    Examples
+    --------
+    >>> check_seed(7)
+    7
+    """
+    if (
+        isinstance(random_seed, bool)
+        or not isinstance(random_seed, int | np.integer)
+        or random_seed < 0
+    ):
+        raise ValueError(
+            f"random_seed must be a non-negative integer; got {random_seed!r}. A study stores "
+            f"its seed with the results, so pass a number such as 1 (or leave the default)."
+        )
+    return int(random_seed)
 
 
 def point_rngs(random_seed: int, *values, count: int = 1) -> list[np.random.Generator]:
@@ -124,6 +261,7 @@ def point_rngs(random_seed: int, *values, count: int = 1) -> list[np.random.Gene
     >>> bool(point_rngs(1, 0.1)[0].random() != point_rngs(1, -0.1)[0].random())
     True
     """
+    random_seed = check_seed(random_seed)
     scaled = (round(float(v) * 1_000_000) for v in values)
     # SeedSequence keys must be non-negative: interleave signs (0, -1, 1, -2, ... -> 0, 1, 2, ...).
     key = tuple(2 * x if x >= 0 else -2 * x - 1 for x in scaled)

@@ -83,7 +83,10 @@ from bayesjudge.core.allocation import allocate_calibration
 from bayesjudge.core.correction import lang_reiczigel_interval, lang_reiczigel_length
 from bayesjudge.studies._framework import (
     StudyResult,
+    check_grid,
+    check_number,
     check_reps,
+    check_seed,
     mcse_mean,
     mcse_proportion,
     point_rngs,
@@ -102,30 +105,17 @@ _DEFAULT_P = (0.3, 0.5, 0.7, 0.9)
 _DEFAULT_M = (40, 100, 200, 500, 1000, 2000)
 
 
-def _check_grid(name: str, values, *, integer: bool = False) -> tuple:
-    arr = np.atleast_1d(np.asarray(values, dtype=float))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a number or a non-empty 1-D sequence; got {values!r}.")
-    if np.unique(arr).size != arr.size:
-        raise ValueError(f"{name} must not repeat values; got {arr.tolist()}.")
-    if integer:
-        if not np.all(np.isfinite(arr) & (arr == np.round(arr))):
-            raise ValueError(f"{name} must hold whole numbers; got {arr.tolist()}.")
-        return tuple(int(v) for v in arr)
-    return tuple(float(v) for v in arr)
-
-
 def _check_settings(p, m, q0, q1, n, m_pilot, alpha):
-    p = _check_grid("p", p)
-    m = _check_grid("m", m, integer=True)
-    q0, q1, alpha = float(q0), float(q1), float(alpha)
-    if not (0 <= q0 <= 1 and 0 <= q1 <= 1 and q0 + q1 > 1):
+    p = check_grid("p", p, low=0, high=1)
+    m = check_grid("m", m, low=2, integer=True)
+    q0 = check_number("q0", q0, low=0, high=1)
+    q1 = check_number("q1", q1, low=0, high=1)
+    alpha = check_number("alpha", alpha, low=0, high=1, low_open=True, high_open=True)
+    if not q0 + q1 > 1:
         raise ValueError(
             f"q0 and q1 must be proportions with q0 + q1 > 1 (a judge better than chance); "
             f"got q0={q0}, q1={q1}."
         )
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1); got {alpha}.")
     lo, hi = 1 - q0, q1
     bad = [v for v in p if not lo - 1e-12 <= v <= hi + 1e-12]  # 1 - 0.7 != 0.3 in floats
     if bad:
@@ -133,18 +123,13 @@ def _check_settings(p, m, q0, q1, n, m_pilot, alpha):
             f"p (the share judged correct) must lie in [1 - q0, q1] = [{lo:g}, {hi:g}] so that "
             f"the true accuracy θ = (p + q0 - 1)/(q0 + q1 - 1) is in [0, 1]; got {bad}."
         )
-    if isinstance(m_pilot, bool) or int(m_pilot) != m_pilot or m_pilot < 1:
-        raise ValueError(f"m_pilot must be a whole number of at least 1; got {m_pilot!r}.")
-    m_pilot = int(m_pilot)
+    m_pilot = check_number("m_pilot", m_pilot, low=1, integer=True)
     small = [v for v in m if v < 2 * m_pilot]
     if small:
         raise ValueError(
             f"every budget m must hold the pilot (2 * m_pilot = {2 * m_pilot} items); got {small}."
         )
-    if n is not None:
-        if isinstance(n, bool) or int(n) != n or n < 1:
-            raise ValueError(f"n must be a whole number of at least 1, or None; got {n!r}.")
-        n = int(n)
+    n = check_number("n", n, low=1, integer=True, allow_none=True)
     return p, m, q0, q1, n, m_pilot, alpha
 
 
@@ -297,6 +282,7 @@ def run(
     True
     """
     reps = check_reps(reps)
+    random_seed = check_seed(random_seed)
     p, m, q0, q1, n, m_pilot, alpha = _check_settings(p, m, q0, q1, n, m_pilot, alpha)
     shape = (len(p), len(m), len(ALLOCATIONS))
     names = ("length", "length_diff", "coverage", "m1")

@@ -63,7 +63,10 @@ The point estimates are the clipped Rogan–Gladen difference (each θ̂ in [0, 
 bootstrap returns; ``bias_unclipped`` reports the unclipped ratio as well. A replication where
 a plug-in Ĵ is exactly 0 (or a calibration set lacks one human label) has no RG estimate: it
 gets the no-information interval [−1, 1], is left out of the bias, and is counted in
-``undefined_share``.
+``undefined_share``; where no replication of a design point has one (e.g. θ_B = 1: B's
+calibration set then holds no truly incorrect item), the bias is NaN and ``undefined_share``
+is 1. PPI++ per system stays defined there; its zero standard error for a calibration set with
+one human label only is not warned about inside the study (coverage shows its effect).
 
 **Table** (dims ``design`` × ``estimator``; coords ``sweep``, ``j_a``, ``j_b``, ``delta_j``,
 ``q_a``, ``q_b`` on ``design``): ``bias``, ``coverage``, ``length`` (mean interval length),
@@ -98,7 +101,10 @@ from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.simulate import simulate_counts
 from bayesjudge.studies._framework import (
     StudyResult,
+    check_grid,
+    check_number,
     check_reps,
+    check_seed,
     chunks,
     mcse_mean,
     mcse_proportion,
@@ -106,10 +112,12 @@ from bayesjudge.studies._framework import (
     progress_bar,
     study_attrs,
 )
-from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
+from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning, SmallSampleWarning
 
 __all__ = [
     "ESTIMATORS",
+    "QUICK_OPTIONS",
+    "QUICK_REPS",
     "SWEEPS",
     "naive_bias",
     "plot",
@@ -132,6 +140,11 @@ LABELS = {
     "ppi": "PPI++ (per-system calibration)",
     "bayes": "Bayes (hierarchical)",
 }
+#: ``bayesjudge study comparison --quick``: 200 replications of the closed forms and 4 short
+#: hierarchical fits per design point (about a minute on two cores, compile included), not
+#: the default's 200 fits per point (30-60 minutes).
+QUICK_REPS = 200
+QUICK_OPTIONS = {"bayes_reps": 4, "draws": 200, "tune": 200}
 _CHUNK = 500  # replications per bootstrap call (memory ~ chunk × n_resamples × 100 bytes)
 
 
@@ -452,9 +465,20 @@ def _ppi(data, alpha):
     est, se = {}, {}
     for system in ("A", "B"):
         d = data.sel(system=system)
-        r = ppi_mean(
-            d.k.values, d.n.values, d.tn.values, d.m0.values, d.tp.values, d.m1.values, alpha=alpha
-        )
+        with warnings.catch_warnings():
+            # A calibration set with one human label only (θ near 0 or 1, small m) gives a
+            # zero standard error; the interval's coverage counts the consequence, so the
+            # per-call warning is noise inside a study.
+            warnings.simplefilter("ignore", SmallSampleWarning)
+            r = ppi_mean(
+                d.k.values,
+                d.n.values,
+                d.tn.values,
+                d.m0.values,
+                d.tp.values,
+                d.m1.values,
+                alpha=alpha,
+            )
         est[system], se[system] = r.estimate, (r.upper - r.lower) / (2 * z)
     res = _Results(reps)
     _wald(res, est["B"] - est["A"], np.sqrt(se["A"] ** 2 + se["B"] ** 2), z)
@@ -525,7 +549,7 @@ def _designs(j_grid, delta_j_grid, fixed_delta_j, fixed_j_a):
 def _check_options(sweep, estimators, shared_from, rg_interval, theta_a, delta, designs):
     if sweep not in ("both", *SWEEPS):
         raise ValueError(f"sweep must be 'both', 'j' or 'delta_j'; got {sweep!r}.")
-    estimators = tuple(estimators)
+    estimators = (estimators,) if isinstance(estimators, str) else tuple(estimators)
     unknown = [e for e in estimators if e not in ESTIMATORS]
     if unknown or not estimators or len(set(estimators)) != len(estimators):
         raise ValueError(
@@ -540,12 +564,29 @@ def _check_options(sweep, estimators, shared_from, rg_interval, theta_a, delta, 
             f"theta_a and theta_b = theta_a + delta must lie in [0, 1]; got {theta_a}, {delta}."
         )
     for _, j_a, dj in designs:
-        if not (0 < j_a and j_a + dj <= 1 and dj >= -j_a):
+        if not (0 < j_a <= 1 and 0 < j_a + dj <= 1):
             raise ValueError(
-                f"J_A = {j_a} and J_B = J_A + ΔJ = {j_a + dj} must lie in (0, 1] (the judge "
-                f"must beat chance on both systems)."
+                f"J_A = {j_a:g} and J_B = J_A + ΔJ = {j_a + dj:g} must lie in (0, 1] (the judge "
+                f"must beat chance on both systems); check j_grid, delta_j_grid, fixed_j_a and "
+                f"fixed_delta_j."
             )
     return estimators
+
+
+def _check_numbers(options: dict) -> dict:
+    """Check the numeric options of :func:`run`; return them as floats / ints."""
+    out = dict(options)
+    out["j_grid"] = check_grid("j_grid", options["j_grid"])
+    out["delta_j_grid"] = check_grid("delta_j_grid", options["delta_j_grid"])
+    for name in ("theta_a", "delta", "fixed_delta_j", "fixed_j_a"):
+        out[name] = check_number(name, options[name])
+    out["alpha"] = check_number(
+        "alpha", options["alpha"], low=0, high=1, low_open=True, high_open=True
+    )
+    for name, low in (("n", 1), ("m", 2), ("n_resamples", 2), ("draws", 1), ("tune", 0),
+                      ("chains", 1)):  # fmt: skip
+        out[name] = check_number(name, options[name], low=low, integer=True)
+    return out
 
 
 def run(
@@ -628,7 +669,30 @@ def run(
     array([0. , 0.1])
     """
     reps = check_reps(reps)
+    random_seed = check_seed(random_seed)
     bayes_reps = check_reps(bayes_reps, "bayes_reps")
+    numbers = _check_numbers(
+        {
+            "j_grid": j_grid,
+            "delta_j_grid": delta_j_grid,
+            "theta_a": theta_a,
+            "delta": delta,
+            "fixed_delta_j": fixed_delta_j,
+            "fixed_j_a": fixed_j_a,
+            "alpha": alpha,
+            "n": n,
+            "m": m,
+            "n_resamples": n_resamples,
+            "draws": draws,
+            "tune": tune,
+            "chains": chains,
+        }
+    )
+    j_grid, delta_j_grid = numbers["j_grid"], numbers["delta_j_grid"]
+    theta_a, delta, alpha = numbers["theta_a"], numbers["delta"], numbers["alpha"]
+    fixed_delta_j, fixed_j_a = numbers["fixed_delta_j"], numbers["fixed_j_a"]
+    n, m, n_resamples = numbers["n"], numbers["m"], numbers["n_resamples"]
+    draws, tune, chains = numbers["draws"], numbers["tune"], numbers["chains"]
     all_designs = _designs(j_grid, delta_j_grid, fixed_delta_j, fixed_j_a)
     estimators = _check_options(
         sweep, estimators, shared_from, rg_interval, theta_a, delta, all_designs
@@ -684,13 +748,14 @@ def run(
             err = res.estimate[ok] - truth
             covered = (res.lower <= truth) & (truth <= res.upper)
             length = res.upper - res.lower
-            out["bias"][row, col] = err.mean()
-            out["bias_mcse"][row, col] = mcse_mean(err)
+            if err.size >= 2:  # else never defined here: NaN bias, undefined_share says why
+                out["bias"][row, col] = err.mean()
+                out["bias_mcse"][row, col] = mcse_mean(err)
             out["coverage"][row, col] = covered.mean()
             out["coverage_mcse"][row, col] = mcse_proportion(covered.mean(), used)
             out["length"][row, col] = length.mean()
             out["length_mcse"][row, col] = mcse_mean(length)
-            if name.startswith("rg"):
+            if name.startswith("rg") and err.size >= 2:
                 err_u = res.unclipped[ok] - truth
                 out["bias_unclipped"][row, col] = err_u.mean()
                 out["bias_unclipped_mcse"][row, col] = mcse_mean(err_u)
@@ -782,7 +847,9 @@ def plot(table: xr.Dataset):
     import matplotlib.pyplot as plt
 
     alpha = float(table.attrs.get("alpha", 0.05))
-    fig, axes = plt.subplots(2, 2, figsize=(11, 8), sharey="row", constrained_layout=True)
+    fig, axes = plt.subplots(
+        2, 2, figsize=(11, 8), sharex="col", sharey="row", constrained_layout=True
+    )
     colors = dict(zip(ESTIMATORS, plt.rcParams["axes.prop_cycle"].by_key()["color"], strict=False))
     for col, (sweep, xname, xlabel) in enumerate(
         (

@@ -1,4 +1,4 @@
-"""The ``coverage`` study: bias, coverage and length of five estimators over θ.
+"""Bias, coverage and length of five estimators over θ (Lee et al. Fig. 5).
 
 Reproduces Lee et al., Sec. 7 / Fig. 5 (and their Appendix grid) with five estimators side by
 side on the *same* simulated data in every replication:
@@ -45,7 +45,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -59,7 +59,10 @@ from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.studies._framework import (
     StudyResult,
+    check_grid,
+    check_number,
     check_reps,
+    check_seed,
     chunks,
     mcse_mean,
     mcse_proportion,
@@ -414,6 +417,14 @@ def _bayes(data, alpha, rng, options):
     return data["bayes"]
 
 
+def _not_identified(data):
+    """Replications with q̂0 + q̂1 == 1 exactly, where the Rogan–Gladen estimate is undefined."""
+    return data["tn"] * data["m1"] + data["tp"] * data["m0"] == data["m0"] * data["m1"]
+
+
+# Estimators whose point estimate is Rogan–Gladen, so undefined where q̂0 + q̂1 == 1.
+_RG_BASED = ("lang-reiczigel", "bootstrap")
+
 _ESTIMATOR_FUNCTIONS = {
     "naive": _naive,
     "lang-reiczigel": _lang_reiczigel,
@@ -427,29 +438,38 @@ _ESTIMATOR_FUNCTIONS = {
 
 
 def _check_options(grid, theta, estimators, alpha, n_resamples):
-    if isinstance(grid, str):
-        if grid not in GRIDS:
-            raise ValueError(f"grid must be one of {sorted(GRIDS)} or a dict; got {grid!r}.")
+    keys = ("n", "m", "q0", "q1")
+    if isinstance(grid, str) and grid in GRIDS:
         design = GRIDS[grid]
+    elif isinstance(grid, Mapping):
+        if set(grid) != set(keys):
+            raise ValueError(
+                f"grid needs the keys {list(keys)} (each a list of values); got keys "
+                f"{sorted(map(str, grid))}."
+            )
+        design = {
+            "n": check_grid("grid n", grid["n"], low=1, integer=True),
+            "m": check_grid("grid m", grid["m"], low=2, integer=True),
+            "q0": check_grid("grid q0", grid["q0"], low=0, high=1),
+            "q1": check_grid("grid q1", grid["q1"], low=0, high=1),
+        }
     else:
-        design = {key: tuple(grid[key]) for key in ("n", "m", "q0", "q1")}
+        raise ValueError(
+            f"grid must be one of {sorted(GRIDS)} or a dict with keys {list(keys)}; got {grid!r}."
+        )
     if any(int(m) % 2 for m in design["m"]):
         raise ValueError(f"every calibration size m is split m0 = m1 = m/2, so must be even; "
                          f"got {design['m']}.")  # fmt: skip
-    thetas = THETAS if theta is None else tuple(float(t) for t in np.atleast_1d(theta))
-    if any(not 0 <= t <= 1 for t in thetas):
-        raise ValueError(f"theta values must lie in [0, 1]; got {thetas}.")
+    thetas = THETAS if theta is None else check_grid("theta", theta, low=0, high=1)
     estimators = (estimators,) if isinstance(estimators, str) else tuple(estimators)
     unknown = [e for e in estimators if e not in ESTIMATORS]
     if unknown or not estimators or len(set(estimators)) != len(estimators):
         raise ValueError(
             f"estimators must be distinct names from {ESTIMATORS}; got {estimators!r}."
         )
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1); got {alpha!r}.")
-    if isinstance(n_resamples, bool) or int(n_resamples) != n_resamples or n_resamples < 2:
-        raise ValueError(f"n_resamples must be an integer of at least 2; got {n_resamples!r}.")
-    return design, thetas, estimators
+    alpha = check_number("alpha", alpha, low=0, high=1, low_open=True, high_open=True)
+    n_resamples = check_number("n_resamples", n_resamples, low=2, integer=True)
+    return design, thetas, estimators, alpha, n_resamples
 
 
 def run(
@@ -493,7 +513,11 @@ def run(
     StudyResult
         Table with dims ``(n, m, q0, q1, theta, estimator)`` and variables ``bias``
         (mean of estimate - θ), ``coverage`` (share of intervals containing θ), ``length``
-        (mean interval length, intervals within [0, 1]), each with ``<name>_mcse``;
+        (mean interval length, intervals within [0, 1]) and ``undefined_share`` (share of
+        replications with q̂0 + q̂1 = 1 exactly, where the Rogan–Gladen point estimate of
+        ``lang-reiczigel`` and ``bootstrap`` is not identified: those replications are kept,
+        with point ½ and the interval of the method, Lang–Reiczigel's [0, 1]; always 0 for
+        the other estimators), each with ``<name>_mcse``;
         ``attrs`` hold the settings, plus ``seconds`` (JSON: wall time per estimator and
         for the simulation, not part of the settings).
 
@@ -518,13 +542,18 @@ def run(
     {'naive': 0.0, 'lang-reiczigel': 0.95}
     """
     reps = check_reps(reps)
-    design, thetas, estimators = _check_options(grid, theta, estimators, alpha, n_resamples)
+    random_seed = check_seed(random_seed)
+    design, thetas, estimators, alpha, n_resamples = _check_options(
+        grid, theta, estimators, alpha, n_resamples
+    )
     options = {"n_resamples": int(n_resamples)}
     dims = ("n", "m", "q0", "q1", "theta", "estimator")
     coords = {**{key: list(design[key]) for key in ("n", "m", "q0", "q1")}, "theta": list(thetas)}
     coords["estimator"] = list(estimators)
     shape = tuple(len(coords[d]) for d in dims)
-    values = {name: np.full(shape, np.nan) for name in ("bias", "coverage", "length")}
+    values = {
+        name: np.full(shape, np.nan) for name in ("bias", "coverage", "length", "undefined_share")
+    }
     mcse = {name: np.full(shape, np.nan) for name in values}
     seconds = dict.fromkeys(("simulate", *estimators), 0.0)
 
@@ -564,6 +593,9 @@ def run(
                 values["coverage"][cell] = covered.mean()
                 mcse["coverage"][cell] = mcse_proportion(covered.mean(), reps)
                 values["length"][cell], mcse["length"][cell] = length.mean(), mcse_mean(length)
+                undefined = _not_identified(data).mean() if name in _RG_BASED else 0.0
+                values["undefined_share"][cell] = undefined
+                mcse["undefined_share"][cell] = mcse_proportion(undefined, reps)
             bar.update()
 
     data_vars = {}
@@ -654,6 +686,9 @@ def plot(table: xr.Dataset):
         ax_bias.set_title(f"bias  [{title}]", fontsize=9)
         ax_cov.set_title(f"coverage (band: ±3 MC-SE at {reps} reps)", fontsize=9)
         ax_len.set_title("mean interval length", fontsize=9)
+        ax_bias.set_ylabel("bias (mean estimate − θ)")
+        ax_cov.set_ylabel(f"coverage of the {nominal:.0%} interval")
+        ax_len.set_ylabel("mean interval length")
         for ax in axes[row]:
             ax.set_xlabel("true accuracy θ")
     axes[0, 0].legend(fontsize=7)

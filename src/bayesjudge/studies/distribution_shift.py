@@ -1,4 +1,4 @@
-"""Study ``distribution-shift``: five estimators when the calibration accuracy θ_Q ≠ θ_P.
+"""Five estimators when the calibration accuracy θ_Q ≠ θ_P (Lee et al. Fig. 7).
 
 Lee et al. Sec. 8 (Table 2, Fig. 7, App. E). A test set of ``n`` items is drawn from P with
 true accuracy θ_P, a calibration set of ``m`` items from Q with θ_Q; the judge's behaviour
@@ -38,7 +38,9 @@ p_P = θ_P q1 + (1 − θ_P)(1 − q0), p_Q likewise with θ_Q, J = q0 + q1 − 
 Replications where an estimator is undefined (m0 or m1 = 0, or Ĵ = 0 for RG; no calibration
 item judged correct, or none judged incorrect, for (iv)) are left out of its moments and
 counted in ``undefined``; the exact expectations condition on the same events. With the paper's
-sizes this never happens in practice (probability < 1e-25).
+sizes this never happens in practice (probability < 1e-25). An estimator that is never defined
+at a design point (RG at θ_Q ∈ {0, 1}, where every calibration item has the same human label)
+has ``undefined`` = 1 and NaN moments and expectation there.
 """
 
 from __future__ import annotations
@@ -52,7 +54,10 @@ from bayesjudge.core.correction import rogan_gladen
 from bayesjudge.simulate import simulate_count_arrays
 from bayesjudge.studies._framework import (
     StudyResult,
+    check_grid,
+    check_number,
     check_reps,
+    check_seed,
     mcse_mean,
     point_rngs,
     progress_bar,
@@ -152,7 +157,8 @@ def _expected_rogan_gladen(p_test: float, theta_q: float, q0: float, q1: float, 
         w_m1 = stats.binom.pmf(m1, m, theta_q)
         total += w_m1 * float((w * value).sum())
         weight += w_m1 * float(w[defined].sum())
-    return total / weight
+    # θ_Q ∈ {0, 1}: m0 or m1 is 0 with probability 1, so RG is never defined.
+    return total / weight if weight > 0 else float("nan")
 
 
 def expected_estimates(theta_test, theta_calibration, q0, q1, m) -> dict[str, float]:
@@ -234,8 +240,10 @@ def run(
     -------
     StudyResult
         Table over dims ``(theta_calibration, estimator)`` with ``mean``, ``bias``, ``sd``,
-        ``rmse`` (each with ``*_mcse``), ``expected`` and ``expected_bias`` (exact, from
-        :func:`expected_estimates`) and ``undefined`` (share of replications left out).
+        ``rmse`` (each with ``*_mcse``: sd/√R for mean and bias, the delta method for sd,
+        √((μ̂4 − s⁴)/R)/(2s), and for rmse, neither assuming normal estimates), ``expected``
+        and ``expected_bias`` (exact, from :func:`expected_estimates`) and ``undefined``
+        (share of replications left out).
 
     References
     ----------
@@ -253,13 +261,13 @@ def run(
     -0.25
     """
     reps = check_reps(reps)
-    grid = np.atleast_1d(as_probability("theta_calibration", theta_calibration)).astype(float)
-    if grid.ndim != 1 or grid.size == 0:
-        raise ValueError(f"theta_calibration must be a non-empty 1-D grid; got {grid!r}.")
-    theta_p = float(as_probability("theta_test", theta_test))
-    q0, q1 = float(as_probability("q0", q0)), float(as_probability("q1", q1))
-    n = int(as_count("n", n, positive=True))
-    m = int(as_count("m", m, positive=True))
+    random_seed = check_seed(random_seed)
+    grid = np.array(check_grid("theta_calibration", theta_calibration, low=0, high=1))
+    theta_p = check_number("theta_test", theta_test, low=0, high=1)
+    q0 = check_number("q0", q0, low=0, high=1)
+    q1 = check_number("q1", q1, low=0, high=1)
+    n = check_number("n", n, low=1, integer=True)
+    m = check_number("m", m, low=1, integer=True)
 
     shape = (grid.size, len(ESTIMATORS))
     out = {
@@ -299,6 +307,13 @@ def run(
             v = v[np.isfinite(v)]
             used = v.size
             out["undefined"][i, j] = 1 - used / reps
+            out["expected"][i, j] = expected[name]
+            out["expected_bias"][i, j] = expected[name] - theta_p
+            if used < 2:  # never defined (e.g. RG at θ_Q ∈ {0, 1}): no moments, say so
+                for key in ("mean", "mean_mcse", "bias", "bias_mcse", "sd", "sd_mcse"):
+                    out[key][i, j] = np.nan
+                out["rmse"][i, j] = out["rmse_mcse"][i, j] = np.nan
+                continue
             error = v - theta_p
             mean, sd = v.mean(), v.std(ddof=1)
             rmse = np.sqrt(np.mean(error**2))
@@ -306,12 +321,14 @@ def run(
             out["bias"][i, j] = mean - theta_p
             out["mean_mcse"][i, j] = out["bias_mcse"][i, j] = mcse_mean(v)
             out["sd"][i, j] = sd
-            out["sd_mcse"][i, j] = sd / np.sqrt(2 * (used - 1))  # normal-theory SE of an sd
+            # Delta method, no normality: SE(s) = SE(s²)/(2s), SE(s²) = √((μ̂4 − s⁴)/R).
+            fourth = np.mean((v - mean) ** 4)
+            out["sd_mcse"][i, j] = (
+                np.sqrt(max(fourth - sd**4, 0.0) / used) / (2 * sd) if sd > 0 else 0.0
+            )
             out["rmse"][i, j] = rmse
             # delta method: SE(sqrt(mean e^2)) = SE(mean e^2) / (2 rmse)
             out["rmse_mcse"][i, j] = mcse_mean(error**2) / (2 * rmse) if rmse > 0 else 0.0
-            out["expected"][i, j] = expected[name]
-            out["expected_bias"][i, j] = expected[name] - theta_p
         bar.update()
 
     dims = ("theta_calibration", "estimator")

@@ -59,7 +59,10 @@ import xarray as xr
 from bayesjudge.core.allocation import human_only_regime, variance_vs_human_only
 from bayesjudge.studies._framework import (
     StudyResult,
+    check_grid,
+    check_number,
     check_reps,
+    check_seed,
     mcse_proportion,
     point_rngs,
     progress_bar,
@@ -73,27 +76,13 @@ _DEFAULT_Q = (0.75, 0.8, 0.85, 0.9, 0.95)
 _DEFAULT_THETA = tuple(round(0.05 * i, 2) for i in range(1, 20))
 
 
-def _grid(name: str, values, low: float, high: float) -> tuple[float, ...]:
-    arr = np.atleast_1d(np.asarray(values, dtype=float))
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{name} must be a number or a non-empty 1-D sequence; got {values!r}.")
-    if np.unique(arr).size != arr.size:
-        raise ValueError(f"{name} must not repeat values; got {arr.tolist()}.")
-    bad = arr[~((arr > low) & (arr < high))]
-    if bad.size:
-        raise ValueError(f"{name} values must lie strictly between {low} and {high}; got {bad}.")
-    return tuple(float(v) for v in arr)
-
-
 def _check_settings(q0, q1, theta, m, n):
-    q0 = _grid("q0", q0, 0.5, 1.0)
-    q1 = _grid("q1", q1, 0.5, 1.0)
-    theta = _grid("theta", theta, 0.0, 1.0)
-    if isinstance(m, bool) or int(m) != m or m < 2:
-        raise ValueError(f"m must be a whole number of at least 2; got {m!r}.")
-    if n is not None and (isinstance(n, bool) or int(n) != n or n < 1):
-        raise ValueError(f"n must be a whole number of at least 1, or None; got {n!r}.")
-    return q0, q1, theta, int(m), None if n is None else int(n)
+    q0 = check_grid("q0", q0, low=0.5, high=1.0, low_open=True, high_open=True)
+    q1 = check_grid("q1", q1, low=0.5, high=1.0, low_open=True, high_open=True)
+    theta = check_grid("theta", theta, low=0.0, high=1.0, low_open=True, high_open=True)
+    m = check_number("m", m, low=2, integer=True)
+    n = check_number("n", n, low=1, integer=True, allow_none=True)
+    return q0, q1, theta, m, n
 
 
 def _simulate_point(rng, theta, q0, q1, m, n, reps):
@@ -180,6 +169,7 @@ def run(
     True
     """
     reps = check_reps(reps)
+    random_seed = check_seed(random_seed)
     q0, q1, theta, m, n = _check_settings(q0, q1, theta, m, n)
     shape = (len(q0), len(q1), len(theta))
     keys = ("var_judge", "var_human", "ratio")
