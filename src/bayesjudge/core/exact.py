@@ -652,7 +652,12 @@ def _q_marginal(prob: _Problem, which: str, nodes: int, grid: int, theta_nodes: 
     gl_coarse = _legendre(min(theta_nodes, 12))
     zz = np.array([-_Z_RANGE, _Z_RANGE])
     prange = prob.P.nodes(zz)
+    # The posterior of q lies between its calibration Beta and where θ = 0 (q0 = 1 − p) or
+    # θ = 1 (q1 = p) puts it: when the test data conflict with the calibration (k = 0 with
+    # specificity 0.7, or tn = 0 with k/n far below q1) its mass leaves the calibration box.
+    implied = 1 - prange[:, ::-1] if which == "q0" else prange
     box = beta.nodes(zz)
+    box = np.stack([np.minimum(box[:, 0], implied[:, 0]), np.maximum(box[:, 1], implied[:, 1])], 1)
 
     def logdens(x, idx, final):
         if final:

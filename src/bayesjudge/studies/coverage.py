@@ -1,7 +1,8 @@
-"""Bias, coverage and length of five estimators over θ (Lee et al. Fig. 5).
+"""Bias, coverage and length of six estimators over θ (Lee et al. Fig. 5).
 
-Reproduces Lee et al., Sec. 7 / Fig. 5 (and their Appendix grid) with five estimators side by
-side on the *same* simulated data in every replication:
+Reproduces Lee et al., Sec. 7 / Fig. 5 (and their Appendix grid) with the five estimators of
+the issue side by side on the *same* simulated data in every replication, plus PPI++ with a
+calibration set of its own drawn the way PPI++ needs (``ppi-random``):
 
 ``naive``
     p̂ = k / n with its Wilson interval (:func:`bayesjudge.core.naive.naive`); it estimates
@@ -23,6 +24,12 @@ side on the *same* simulated data in every replication:
     happens when PPI is fed a stratified calibration set, not a flaw of PPI with a random one
     (Fiedler, Sec. 3.3; Lee et al., Sec. 8). Its Wald interval is intersected with [0, 1]
     before its length is taken (that does not change coverage).
+``ppi-random``
+    PPI++ as it is meant to be used: it gets its own calibration set of m items drawn at random
+    from the test distribution (M1 ~ Bin(m, θ) truly correct; the same judge), from a separate
+    stream, while the test verdicts k are the same as for the other estimators. Replications
+    whose labelled set is all one label (a PPI++ standard error of 0, a zero-width interval)
+    are counted in ``undefined_share``, not hidden.
 ``bayes``
     The exact posterior of the ``"separate"`` model with flat priors θ, q0, q1 ~ Beta(1, 1):
     point estimate the posterior median, interval the equal-tailed interval with probability
@@ -45,6 +52,7 @@ from __future__ import annotations
 import itertools
 import json
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
@@ -70,6 +78,7 @@ from bayesjudge.studies._framework import (
     progress_bar,
     study_attrs,
 )
+from bayesjudge.warnings import SmallSampleWarning
 
 __all__ = [
     "DEFAULT_SEED",
@@ -84,7 +93,7 @@ __all__ = [
 
 NAME = "coverage"
 DEFAULT_SEED = 20_240_607
-ESTIMATORS = ("naive", "lang-reiczigel", "bootstrap", "ppi", "bayes")
+ESTIMATORS = ("naive", "lang-reiczigel", "bootstrap", "ppi", "ppi-random", "bayes")
 THETAS = tuple(np.round(np.linspace(0.0, 1.0, 21), 2).tolist())
 GRIDS = {
     "fig5": {"n": (1000,), "m": (200,), "q0": (0.7,), "q1": (0.9,)},
@@ -95,6 +104,7 @@ _LABELS = {
     "lang-reiczigel": "Rogan–Gladen + Lang–Reiczigel",
     "bootstrap": "Rogan–Gladen + bootstrap",
     "ppi": "PPI++ (stratified calibration)",
+    "ppi-random": "PPI++ (own random calibration)",
     "bayes": "exact Bayes (flat priors)",
 }
 
@@ -103,8 +113,8 @@ _LABELS = {
 
 
 def _point_streams(random_seed: int, n: int, m: int, q0: float, q1: float, theta: float):
-    """Return the generators (data, bootstrap) of one design point, keyed by its values."""
-    return point_rngs(random_seed, n, m, q0, q1, theta, count=2)
+    """Return the generators (data, bootstrap, PPI++ labels) of one point, keyed by its values."""
+    return point_rngs(random_seed, n, m, q0, q1, theta, count=3)
 
 
 def simulate_design(rng, theta, q0, q1, n, m0, m1, reps):
@@ -378,6 +388,19 @@ def _ppi(data, alpha, rng, options):
     return estimate, np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
+def _ppi_random(data, alpha, rng, options):
+    k, n, m, theta, q0, q1 = (data[key] for key in ("k", "n", "m", "theta", "q0", "q1"))
+    m1 = rng.binomial(m, theta, k.size)
+    tp = rng.binomial(m1, q1)
+    tn = rng.binomial(m - m1, q0)
+    with warnings.catch_warnings():
+        # A labelled set of one label gives a zero-width interval; counted as undefined below.
+        warnings.simplefilter("ignore", SmallSampleWarning)
+        estimate, lower, upper, _ = ppi_mean(k, n, tn, m - m1, tp, m1, alpha=alpha)
+    data["ppi_one_label"] = (m1 == 0) | (m1 == m)
+    return estimate, np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
+
+
 def _exact_bayes_theta(k, n, tn, m0, tp, m1, ci_prob):
     """Adapter to the exact posterior: (median, lower, upper) of θ with flat priors."""
     from bayesjudge.core.exact import exact_theta_interval
@@ -430,6 +453,7 @@ _ESTIMATOR_FUNCTIONS = {
     "lang-reiczigel": _lang_reiczigel,
     "bootstrap": _bootstrap,
     "ppi": _ppi,
+    "ppi-random": _ppi_random,
     "bayes": _bayes,
 }
 
@@ -499,8 +523,9 @@ def run(
         (sequences) gives any other full grid; m is always split m0 = m1 = m / 2.
     theta : sequence of float, optional
         True accuracies; default the 21 points 0, 0.05, ..., 1.
-    estimators : sequence of str, default all five
-        Any of ``"naive"``, ``"lang-reiczigel"``, ``"bootstrap"``, ``"ppi"``, ``"bayes"``.
+    estimators : sequence of str, default all six
+        Any of ``"naive"``, ``"lang-reiczigel"``, ``"bootstrap"``, ``"ppi"``, ``"ppi-random"``,
+        ``"bayes"``.
         All run on the same simulated data; leaving some out does not change the others.
     alpha : float, default 0.05
         Intervals have nominal coverage 1 - alpha (the Bayesian one is the equal-tailed
@@ -570,9 +595,12 @@ def run(
         points, boot_rngs = [], []
         start = time.perf_counter()
         for th in thetas:
-            rng_data, rng_boot = _point_streams(random_seed, n, m, q0, q1, th)
+            rng_data, rng_boot, rng_ppi = _point_streams(random_seed, n, m, q0, q1, th)
             k, tn, tp = simulate_design(rng_data, th, q0, q1, n, m // 2, m // 2, reps)
-            points.append({"k": k, "n": n, "tn": tn, "m0": m // 2, "tp": tp, "m1": m // 2})
+            points.append(
+                {"k": k, "n": n, "tn": tn, "m0": m // 2, "tp": tp, "m1": m // 2, "m": m}
+                | {"theta": th, "q0": q0, "q1": q1, "rng_ppi": rng_ppi}
+            )
             boot_rngs.append(rng_boot)
         seconds["simulate"] += time.perf_counter() - start
         if "bayes" in estimators:  # one batch per design: shared triples are computed once
@@ -583,7 +611,8 @@ def run(
         for i_t, (th, data, rng_boot) in enumerate(zip(thetas, points, boot_rngs, strict=True)):
             for i_e, name in enumerate(estimators):
                 start = time.perf_counter()
-                estimate, lower, upper = _ESTIMATOR_FUNCTIONS[name](data, alpha, rng_boot, options)
+                rng = data["rng_ppi"] if name == "ppi-random" else rng_boot
+                estimate, lower, upper = _ESTIMATOR_FUNCTIONS[name](data, alpha, rng, options)
                 seconds[name] += time.perf_counter() - start
                 error = np.asarray(estimate, dtype=float) - th
                 covered = (lower <= th) & (th <= upper)
@@ -593,7 +622,12 @@ def run(
                 values["coverage"][cell] = covered.mean()
                 mcse["coverage"][cell] = mcse_proportion(covered.mean(), reps)
                 values["length"][cell], mcse["length"][cell] = length.mean(), mcse_mean(length)
-                undefined = _not_identified(data).mean() if name in _RG_BASED else 0.0
+                if name in _RG_BASED:
+                    undefined = _not_identified(data).mean()
+                elif name == "ppi-random":
+                    undefined = data["ppi_one_label"].mean()
+                else:
+                    undefined = 0.0
                 values["undefined_share"][cell] = undefined
                 mcse["undefined_share"][cell] = mcse_proportion(undefined, reps)
             bar.update()
