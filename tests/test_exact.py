@@ -6,6 +6,11 @@ Oracles, none sharing code with the engine:
   (itself validated in test_bayes_reference.py; quantiles converged to < 1e-8);
 * ``brute_grid.BrutePosterior`` — a plain midpoint grid over (θ, q0, q1), 240³ cells (its own
   error: ≤ 4e-5 against the reference on the cases below);
+* ``brute_grid.LatentMixture`` — the posterior as a finite mixture of Beta products over the
+  latent counts (X truly correct, Y1 of them judged correct): exact to rounding for n up to a
+  few thousand (3e-11 against the reference on "moderate"). The engine uses the same identity
+  for groups with few latent states (k or n − k small, small n), so agreement there checks
+  the plumbing; the brute grid checks those cases independently;
 * scipy.integrate / scipy.stats for the density at points, and a KS test for the draws;
 * NUTS (bj.fit) within 4 Monte Carlo standard errors.
 
@@ -29,7 +34,7 @@ import arviz as az
 import numpy as np
 import pytest
 import xarray as xr
-from brute_grid import BrutePosterior
+from brute_grid import BrutePosterior, LatentMixture
 from reference_posterior import theta_posterior
 from scipy import integrate, stats
 
@@ -436,3 +441,148 @@ def test_exact_matches_nuts(nuts_fit):
             bad = np.abs(value - exact) > 4 * mcse
             failures += [f"{var} q{prob} {NUTS_CASES[i]}" for i in np.flatnonzero(bad.ravel())]
     assert not failures, failures
+
+
+# ----------------------------------------------------------------------------- review (R1)
+
+# Test data at a boundary or in conflict with the calibration, where the quadrature was off
+# (measured before the fixes, |engine − LatentMixture| of the 2.5/50/97.5 % quantiles):
+# "k=0": θ 1.7e-3, q0 2.6e-2 (q0's posterior 0.972 lay outside the ±8.5 sd box of its
+# calibration Beta, 0.29-0.955, that bounded its grid); "tn=0": q1 9.0e-2 (q1 pulled from 0.89
+# to 0.44); "k=n": q0 5.5e-4.
+REVIEW_CASES = {
+    "k=0": (1000, 0, 100, 70, 100, 90),
+    "k=3-conflict": (1000, 3, 200, 180, 200, 180),
+    "tn=0": (1000, 400, 100, 0, 100, 90),
+    "k=n-tn=m0": (1000, 1000, 200, 200, 200, 200),
+    "n=150": (150, 70, 10, 7, 12, 10),
+}
+
+
+def test_latent_mixture_oracle_matches_reference():
+    """The exact-mixture oracle reproduces the validated quadrature reference (to 1e-9)."""
+    data = CASES["moderate"][0]
+    np.testing.assert_allclose(LatentMixture(*data).quantile("theta", PROBS), _reference("moderate"),
+                               rtol=0, atol=1e-9)  # fmt: skip
+    informative = CASES["informative"]
+    np.testing.assert_allclose(
+        LatentMixture(*informative[0], **informative[1]).quantile("theta", PROBS),
+        _reference("informative"), rtol=0, atol=1e-9,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(REVIEW_CASES))
+def test_boundary_and_conflict_cases_match_exact_mixture(name):
+    """θ, q0, q1 quantiles and means within 1e-4 of the exact mixture (measured after the
+    fixes: ≤ 1e-7 where the engine uses the mixture, 9.5e-5 for "tn=0" by quadrature)."""
+    data = REVIEW_CASES[name]
+    oracle = LatentMixture(*data)
+    m = exact_marginals(*_engine_args(data))
+    for var in ("theta", "q0", "q1"):
+        np.testing.assert_allclose(m[var].quantile(PROBS), oracle.quantile(var, PROBS), rtol=0,
+                                   atol=1e-4, err_msg=var)  # fmt: skip
+        assert float(m[var].mean()) == pytest.approx(oracle.mean(var), abs=1e-4), var
+
+
+@pytest.mark.parametrize("name", ["k=0", "tn=0"])
+def test_boundary_and_conflict_cases_match_brute_grid(name):
+    """The same two worst cases against the independent brute-force grid (its own error here
+    is ≤ 2e-4 against the mixture, so 3e-4)."""
+    data = REVIEW_CASES[name]
+    brute = BrutePosterior(*data, cells=240)
+    m = exact_marginals(*_engine_args(data))
+    for var in ("theta", "q0", "q1"):
+        np.testing.assert_allclose(m[var].quantile(PROBS), brute.quantile(var, PROBS), rtol=0,
+                                   atol=3e-4, err_msg=var)  # fmt: skip
+
+
+def test_mixed_regimes_in_one_call():
+    """Hard groups (mixture path) next to ordinary ones (quadrature): each equals its own
+    single call, nothing is NaN."""
+    names = ["k=0", "tn=0", "k=n-tn=m0"]
+    data = [REVIEW_CASES[n] for n in names] + [CASES["moderate"][0]]
+    cols = np.array([_engine_args(d) for d in data]).T
+    many = exact_posterior(*cols)
+    for i, d in enumerate(data):
+        one = exact_posterior(*_engine_args(d))
+        for var in ("theta", "q0", "q1"):
+            for field in ("mean", "sd", "median", "lower", "upper"):
+                got = getattr(getattr(many, var), field)[i]
+                assert np.isfinite(got)
+                assert got == pytest.approx(float(getattr(getattr(one, var), field)), rel=1e-10)
+
+
+@pytest.mark.parametrize(
+    ("data", "priors"),
+    [
+        (REVIEW_CASES["k=0"], {}),
+        (REVIEW_CASES["tn=0"], {}),
+        (REVIEW_CASES["k=n-tn=m0"], {}),
+        # Informative θ prior far from the likelihood: the rejection sampler accepted ~1 in
+        # 10⁴ proposals (θ | q drawn under the flat prior, then thinned by π(θ) / max π).
+        (CASES["moderate"][0], {"theta_prior": (20.0, 20.0)}),
+    ],
+)
+def test_draws_finish_and_match_exact_mixture(data, priors):
+    """These draws never finished before (rejection with acceptance ~1e-6 or less); now the
+    exact mixture serves them. KS test of 4000 draws against the oracle's CDF (fixed seed)."""
+    draws = exact_draws(*_engine_args(data), **priors, size=4000, rng=SEED)
+    oracle = LatentMixture(*data, **priors)
+    for var in ("theta", "q0", "q1"):
+        p = stats.kstest(draws[var], np.vectorize(lambda t, v=var: oracle.cdf(v, t))).pvalue
+        assert p > 1e-3, (var, p)
+
+
+def test_draws_refuse_hopeless_groups_clearly():
+    """Rejection at ~1 in 3000 with 1.8e8 latent states: a clear error, not minutes of work."""
+    with pytest.raises(ValueError, match="Use MCMC for these groups"):
+        exact_draws(9000, 20000, 20, 30, 27, 30, theta_prior=(200.0, 200.0), size=4000, rng=1)
+
+
+def test_rejection_bound_holds_everywhere():
+    """M(q) = (F_P(q1) − F_P(1 − q0)) / J never exceeds max f_P, the sampler's safe bound,
+    on a dense (q0, q1) grid including the J ≈ 0 diagonal and the corners."""
+    for data in (CASES["moderate"][0], CASES["n>>m"][0], REVIEW_CASES["k=0"]):
+        prob = ex._problem(*_engine_args(data), (1.0, 1.0), (1.0, 1.0), (1.0, 1.0))
+        q = np.linspace(1e-6, 1 - 1e-6, 401)
+        q0, q1 = (v.ravel() for v in np.meshgrid(q, q))
+        _, log_m = ex._log_m_draw(prob.P, np.zeros(q0.size, int), q0, q1)
+        assert np.all(log_m <= prob.P.logmax()[0] + 1e-9)
+
+
+@pytest.mark.parametrize(("field", "value"), [("m0", 0), ("m1", 0)])
+def test_groups_without_calibration_are_rejected(field, value, counts):
+    args = {"k": 400, "n": 1000, "tn": 70, "m0": 100, "tp": 90, "m1": 100} | {field: value}
+    if field == "m0":
+        args["tn"] = 0
+    else:
+        args["tp"] = 0
+    data = [args[v] for v in ("k", "n", "tn", "m0", "tp", "m1")]
+    with pytest.raises(ValueError, match=f"{field} = 0 in group"):
+        exact_posterior(*data)
+    ds = counts.dataset.copy()
+    ds[field] = ds[field].where(ds.system != "b", 0)
+    ds["tn" if field == "m0" else "tp"] = ds["tn" if field == "m0" else "tp"].where(
+        ds.system != "b", 0
+    )
+    with pytest.raises(ValueError, match=rf"{field} = 0 for \(system, stratum\) \[\('b', 'x'\)"):
+        bj.fit(bj.JudgeCounts(ds), method="exact")
+    # A known q needs no calibration items.
+    q = "q0" if field == "m0" else "q1"
+    known = exact_posterior(*data, **{f"{q}_prior": 0.8})
+    assert np.isfinite(known.theta.median)
+
+
+def test_fit_exact_boundary_group(counts):
+    """A system with every test item judged correct (k = n) fits, and its summary is the
+    exact mixture's."""
+    ds = counts.dataset.copy()
+    ds["k"] = ds["k"].where(ds.system != "b", ds["n"])
+    result = bj.fit(bj.JudgeCounts(ds), method="exact", random_seed=1, draws=250)
+    row = result.summary(var_names="theta").query("system == 'b' and stratum == 'x'").iloc[0]
+    sel = ds.sel(system="b", stratum="x")
+    oracle = LatentMixture(*(int(sel[v]) for v in ("n", "k", "m0", "tn", "m1", "tp")))
+    lower, median, upper = oracle.quantile("theta", PROBS)
+    assert row.eti_lower == pytest.approx(lower, abs=1e-6)
+    assert row["median"] == pytest.approx(median, abs=1e-6)
+    assert row.eti_upper == pytest.approx(upper, abs=1e-6)

@@ -230,6 +230,15 @@ def _problem(k, n, tn, m0, tp, m1, theta_prior, q0_prior, q1_prior) -> _Problem:
                 raise ValueError(f"{name} = {pr:g} is contradicted by the calibration counts.")
             qs.append(_Beta(np.ones_like(k), np.ones_like(k), pr))
         else:
+            if np.any(total == 0):
+                size, kind = ("m0", "incorrect") if name == "q0_prior" else ("m1", "correct")
+                raise ValueError(
+                    f"{size} = 0 in group(s) {np.flatnonzero(total == 0)[:5].tolist()} (flat "
+                    f"index): without truly {kind} calibration items {name[:2]} is left to its "
+                    f"prior, which the exact engine does not integrate accurately; give every "
+                    f"group calibration items of both kinds, fix {name[:2]} to a known value, "
+                    f"or use MCMC."
+                )
             qa, qb = pr[0] + hits, pr[1] + total - hits
             if np.any(qa < 1) or np.any(qb < 1):
                 raise ValueError(
@@ -532,10 +541,95 @@ def _normalised(grid: np.ndarray, logd: np.ndarray) -> Marginal:
     return Marginal(grid=grid, density=d / total, cdf_values=cdf / total)
 
 
-def _point_mass(value: float, groups: int) -> Marginal:
-    grid = np.full((groups, 3), value)
-    return Marginal(grid=grid, density=np.zeros_like(grid), cdf_values=np.array([0.0, 1.0, 1.0])
-                    * np.ones_like(grid))  # fmt: skip
+def _point_mass(value: float, groups: int, points: int = 3) -> Marginal:
+    grid = np.full((groups, points), value)
+    cdf = np.ones_like(grid)
+    cdf[:, 0] = 0.0
+    return Marginal(grid=grid, density=np.zeros_like(grid), cdf_values=cdf)
+
+
+# ----------------------------------------------------------------------------- latent counts
+
+_LATENT_STATES = 20_000  # groups with at most this many latent states get the exact mixture
+_LATENT_STATES_DRAWS = 3_000_000  # fallback of exact_draws where rejection is too slow
+_LATENT_DROP = 45.0  # nats: mixture components below max − 45 (weight < 3e-20) are dropped
+_MAX_PROPOSALS = 1e7  # expected proposals per group beyond which exact_draws gives up (~20 s)
+
+
+@dataclass(frozen=True)
+class _Mixture:
+    """The posterior of one group as a mixture of independent Betas over latent counts.
+
+    ``params[v]`` is (A, B) arrays over the mixture's components, or a known value.
+    """
+
+    weights: np.ndarray
+    params: dict
+
+
+def _latent_size(prob: _Problem) -> np.ndarray:
+    """Upper bound of the number of latent states (X, Y1) per group: (n + 1)(min(k, n − k) + 1)."""
+    k = prob.P.a - 1
+    n = prob.P.a + prob.P.b - 2
+    return (n + 1) * (np.minimum(k, n - k) + 1)
+
+
+def _latent(prob: _Problem, g: int) -> _Mixture:
+    """Exact posterior of group g as a finite mixture of independent Betas.
+
+    Augment the n test items with X, the number truly correct, and Y1, those of them judged
+    correct (so Y0 = k − Y1 of the n − X truly incorrect items are judged correct). Given
+    (X, Y1) the model is conjugate: θ ~ Beta(a + X, b + n − X), q1 ~ Beta(a1' + Y1,
+    b1' + X − Y1), q0 ~ Beta(a0' + n − X − Y0, b0' + Y0) with the calibration posteriors'
+    parameters a', b'; the weight of (X, Y1) is the multinomial coefficient
+    n! / (Y1! (X − Y1)! Y0! (n − X − Y0)!) times the three Beta-function values (a known q
+    contributes q^s (1 − q)^f instead). Exact to rounding; the cost is the number of states.
+    """
+    k = int(round(prob.P.a[g] - 1))
+    n = int(round(prob.P.a[g] + prob.P.b[g] - 2))
+    x = np.arange(n + 1)
+    lo, hi = np.maximum(0, k - n + x), np.minimum(x, k)
+    cnt = hi - lo + 1
+    X = np.repeat(x, cnt).astype(float)
+    Y1 = (np.repeat(lo - (np.cumsum(cnt) - cnt), cnt) + np.arange(X.size)).astype(float)
+    Y0 = k - Y1
+    a, b = prob.theta_prior
+    gl = special.gammaln
+    logw = special.betaln(a + X, b + n - X) - gl(Y1 + 1) - gl(X - Y1 + 1) - gl(Y0 + 1)
+    logw -= gl(n - X - Y0 + 1)
+    params = {"theta": (a + X, b + n - X)}
+    for name, beta, succ, fail in (("q1", prob.Q1, Y1, X - Y1), ("q0", prob.Q0, n - X - Y0, Y0)):
+        if beta.known is not None:
+            logw += special.xlogy(succ, beta.known) + special.xlog1py(fail, -beta.known)
+            params[name] = beta.known
+        else:
+            qa, qb = beta.a[g] + succ, beta.b[g] + fail
+            logw += special.betaln(qa, qb)
+            params[name] = (qa, qb)
+    keep = logw > logw.max() - _LATENT_DROP
+    w = np.exp(logw[keep] - logw.max())
+    params = {v: p if isinstance(p, float) else (p[0][keep], p[1][keep]) for v, p in params.items()}
+    return _Mixture(w / w.sum(), params)
+
+
+def _latent_marginal(mix: _Mixture, var: str, points: int) -> Marginal:
+    """Marginal of ``var`` from the mixture: located grid, exact density and CDF (1 group)."""
+    params = mix.params[var]
+    if isinstance(params, float):
+        return _point_mass(params, 1)
+    A, B = params[0][:, None], params[1][:, None]
+    logw = np.log(mix.weights)[:, None] - special.betaln(A, B)
+
+    def logdens(x, idx, final):  # x: (1, T)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            terms = logw + special.xlogy(A - 1, x) + special.xlog1py(B - 1, -x)
+        return _logsumexp_w(terms, 0.0, (0,))[None, :]
+
+    grid, ld = _locate(logdens, np.zeros(1), np.ones(1), points)
+    cdf = mix.weights @ special.betainc(A, B, grid)
+    cdf = np.maximum.accumulate(np.clip(cdf, 0.0, 1.0))
+    cdf[0], cdf[-1] = 0.0 if grid[0, 0] == 0 else cdf[0], 1.0 if grid[0, -1] == 1 else cdf[-1]
+    return Marginal(grid=grid, density=np.exp(ld), cdf_values=cdf[None, :])
 
 
 # ----------------------------------------------------------------------------- q marginals
@@ -702,13 +796,25 @@ def _split_nodes(prob: _Problem, name: str, nodes: int):
     return beta.nodes(z), logw
 
 
-def _blocks(prob: _Problem, func):
-    """Run ``func(sub_problem)`` over blocks of groups and concatenate the Marginals."""
-    parts = [func(prob.take(slice(s, s + _CHUNK))) for s in range(0, prob.size, _CHUNK)]
-    return Marginal(
-        *(np.concatenate([getattr(m, f) for m in parts]).reshape(*prob.shape, -1)
-          for f in ("grid", "density", "cdf_values"))
-    )  # fmt: skip
+def _blocks(prob: _Problem, func, skip=None) -> Marginal:
+    """Run ``func(sub_problem)`` over blocks of groups and concatenate the Marginals (flat).
+
+    Groups flagged in ``skip`` (a boolean mask) are left out of the blocks and come back as
+    NaN rows, to be filled by the caller.
+    """
+    idx = np.arange(prob.size) if skip is None else np.flatnonzero(~skip)
+    parts = [func(prob.take(idx[s : s + _CHUNK])) for s in range(0, idx.size, _CHUNK)]
+    if len(parts) == 1 and idx.size == prob.size:
+        return parts[0]
+    if not parts:
+        return None
+    fields = {}
+    for f in ("grid", "density", "cdf_values"):
+        values = np.concatenate([getattr(m, f) for m in parts])
+        full = np.full((prob.size, values.shape[-1]), np.nan)
+        full[idx] = values
+        fields[f] = full
+    return Marginal(**fields)
 
 
 def exact_marginals(
@@ -772,12 +878,29 @@ def exact_marginals(
     bad = [v for v in variables if v not in ("theta", "q0", "q1")]
     if bad:
         raise ValueError(f"variables must be among 'theta', 'q0', 'q1'; got {bad}.")
+    # Groups with few latent states (k or n − k small, small n) get the exact mixture; there
+    # the quadrature is weakest (boundary posteriors, test data in conflict with calibration).
+    latent = _latent_size(prob) <= _LATENT_STATES
+    mixtures = {g: _latent(prob, g) for g in np.flatnonzero(latent)}
     out = {}
     for v in variables:
         if v == "theta":
-            out[v] = _blocks(prob, lambda p: _theta_marginal(p, nodes, grid))
+            m = _blocks(prob, lambda p: _theta_marginal(p, nodes, grid), latent)
         else:
-            out[v] = _blocks(prob, lambda p, v=v: _q_marginal(p, v, q_nodes, q_grid, theta_nodes))
+            m = _blocks(prob, lambda p, v=v: _q_marginal(p, v, q_nodes, q_grid, theta_nodes),
+                        latent)  # fmt: skip
+        size = grid if v == "theta" else q_grid
+        rows = [_latent_marginal(mixtures[g], v, size) for g in mixtures]
+        if m is None:
+            m = Marginal(*(np.concatenate([getattr(r, f) for r in rows])
+                           for f in ("grid", "density", "cdf_values")))  # fmt: skip
+        else:
+            for g, r in zip(mixtures, rows, strict=True):
+                if r.grid.shape[-1] != m.grid.shape[-1]:  # a point mass (known q): 3 points
+                    r = _point_mass(float(r.grid[0, 0]), 1, m.grid.shape[-1])
+                m.grid[g], m.density[g], m.cdf_values[g] = r.grid[0], r.density[0], r.cdf_values[0]
+        out[v] = Marginal(*(getattr(m, f).reshape(*prob.shape, -1)
+                            for f in ("grid", "density", "cdf_values")))  # fmt: skip
     return out
 
 
@@ -958,26 +1081,17 @@ def exact_draws(
     j_min = prob.Q0.nodes(zz)[:, 0] + prob.Q1.nodes(zz)[:, 0] - 1
     with np.errstate(divide="ignore", invalid="ignore"):
         log_bound = np.minimum(prob.P.logmax(), np.where(j_min > 0, -np.log(j_min), np.inf))
-    out = {v: np.empty(size * G) for v in ("theta", "q0", "q1")}
-    slot_group = np.repeat(np.arange(G)[None, :], size, axis=0).reshape(-1)
-    todo = np.arange(size * G)
-    batch = 4  # proposals per pending draw, adapted to the acceptance rate
-    for _ in range(100_000):
-        if todo.size == 0:
-            break
-        g = np.repeat(slot_group[todo], batch)
+    out = {v: np.empty((size, G)) for v in ("theta", "q0", "q1")}
+
+    def trials(g):
+        """One proposal per entry of g: (accepted, θ, q0, q1, bound exceeded)."""
         q0 = _propose(prob.Q0, g, rng)
         q1 = _propose(prob.Q1, g, rng)
         cdfs, log_m = _log_m_draw(prob.P, g, q0, q1)
+        over = np.zeros(g.size, bool) if both_known else log_m > log_bound[g]
         if both_known:
             keep = np.ones(g.size, bool)
         else:
-            over = log_m > log_bound[g]
-            if over.any():  # the bound failed: redo those groups with the safe bound
-                bad = np.unique(g[over])
-                log_bound[bad] = prob.P.logmax()[bad]
-                todo = np.union1d(todo, np.flatnonzero(np.isin(slot_group, bad)))
-                continue
             keep = np.log(rng.uniform(size=g.size)) < log_m - log_bound[g]
         theta = np.full(g.size, np.nan)
         sel = np.flatnonzero(keep)  # θ | q only for the accepted q's (its inverse CDF is dear)
@@ -985,16 +1099,71 @@ def exact_draws(
         if not flat:
             lp = _log_theta_prior(theta[sel], (a, b)) - log_prior_max
             keep[sel] = np.log(rng.uniform(size=sel.size)) < lp
+        return keep, theta, q0, q1, over
+
+    # Groups with few latent states: exact mixture draws. The others: a pilot run measures the
+    # acceptance rate of the rejection sampler; where it is too low (test data in conflict
+    # with the calibration, a θ prior far from the likelihood) the mixture takes over, and
+    # where that is too large as well, a clear error instead of an endless loop.
+    states = _latent_size(prob)
+    mixture = states <= _LATENT_STATES
+    rest = np.flatnonzero(~mixture)
+    hits, tried = np.zeros(G), np.zeros(G)
+    for pilot in (256, 8192):
+        rest = rest[hits[rest] < 16]  # enough hits: the rate is known well enough
+        if rest.size == 0 or both_known:
+            break
+        g = np.repeat(rest, pilot)
+        keep, *_, over = trials(g)
+        hits[rest] += keep.reshape(rest.size, pilot).sum(1)
+        tried[rest] += pilot
+        bad = np.unique(g[over])
+        log_bound[bad] = prob.P.logmax()[bad]  # a failed bound: the safe one from now on
+        hits[bad], tried[bad] = 0, 0
+    # Expected proposals of rejection against the mixture's cost (~10 proposals per state).
+    need = size * (tried + 2) / (hits + 1)
+    slow = ~mixture & (need > np.minimum(10.0 * states, _MAX_PROPOSALS))
+    hopeless = np.flatnonzero(slow & (states > _LATENT_STATES_DRAWS) & (need > _MAX_PROPOSALS))
+    if hopeless.size:
+        raise ValueError(
+            f"exact_draws: the rejection sampler accepts about 1 in {need[hopeless[0]] / size:.0f} "
+            f"proposals for group(s) {hopeless[:5].tolist()} (flat index), which have too many "
+            f"latent states for the exact mixture; their test counts contradict the "
+            f"calibration counts or the θ prior. Use MCMC for these groups."
+        )
+    mixture |= slow & (states <= _LATENT_STATES_DRAWS)
+    for g_ in np.flatnonzero(mixture):
+        mix = _latent(prob, g_)
+        pick = rng.choice(mix.weights.size, size=size, p=mix.weights)
+        for v in ("theta", "q0", "q1"):
+            par = mix.params[v]
+            out[v][:, g_] = par if isinstance(par, float) else rng.beta(par[0][pick], par[1][pick])
+
+    groups = np.flatnonzero(~mixture)
+    slot_group = np.repeat(groups[None, :], size, axis=0).reshape(-1)
+    slot_draw = np.repeat(np.arange(size)[:, None], groups.size, axis=1).reshape(-1)
+    todo = np.arange(slot_group.size)
+    batch = 4  # proposals per pending draw, adapted to the acceptance rate
+    spent = 0
+    while todo.size:
+        g = np.repeat(slot_group[todo], batch)
+        keep, theta, q0, q1, over = trials(g)
+        spent += g.size
+        if over.any():  # the bound failed: redo those groups with the safe bound
+            bad = np.unique(g[over])
+            log_bound[bad] = prob.P.logmax()[bad]
+            todo = np.union1d(todo, np.flatnonzero(np.isin(slot_group, bad)))
+            continue
         accept = keep.reshape(todo.size, batch)
         hit = accept.any(axis=1)
         first = np.argmax(accept, axis=1)[hit] + batch * np.flatnonzero(hit)
         for name, values in (("theta", theta), ("q0", q0), ("q1", q1)):
-            out[name][todo[hit]] = values[first]
+            out[name][slot_draw[todo[hit]], slot_group[todo[hit]]] = values[first]
         rate = max(accept.mean(), 1.0 / accept.size)
         todo = todo[~hit]
         batch = int(np.clip(np.ceil(1.3 / rate), 1, max(1, 2_000_000 // max(todo.size, 1))))
-    else:  # pragma: no cover - each round accepts a positive share
-        raise RuntimeError("exact_draws: rejection sampling did not finish.")
+        if spent > 10 * _MAX_PROPOSALS * max(groups.size, 1):  # pragma: no cover - see the pilot
+            raise RuntimeError("exact_draws: rejection sampling did not finish; use MCMC.")
     shape = (size, *prob.shape)
     return {v: out[v].reshape(shape) for v in ("theta", "q0", "q1")}
 

@@ -380,6 +380,19 @@ def _exact_unsupported(counts: JudgeCounts, config: dict) -> str | None:
             f"Priors.theta = {priors.theta} has an unbounded density; the exact engine needs "
             f"Beta parameters >= 1. Use method='mcmc'."
         )
+    ds = counts.dataset
+    for q, size, kind in (("q0", "m0", "incorrect"), ("q1", "m1", "correct")):
+        empty = (ds[size] == 0).values
+        if not priors.known(q) and empty.any():
+            groups = [
+                (counts.systems[i], counts.strata[j]) for i, j in zip(*np.nonzero(empty))
+            ][:5]
+            return (
+                f"{size} = 0 for (system, stratum) {groups}: without truly {kind} calibration "
+                f"items {q} is left to its prior, which the exact engine does not integrate "
+                f"accurately. Add calibration items, fix {q} with Priors({q}=value), or use "
+                f"method='mcmc'."
+            )
     return None
 
 
