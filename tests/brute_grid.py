@@ -150,8 +150,12 @@ class LatentMixture:
                 pa, pb = prior[0] + hits, prior[1] + misses
                 logw = logw + special.betaln(pa + s, pb + f)
                 self.params[name] = (pa + s, pb + f)
-        w = np.exp(logw - logw.max())
+        # States below max − 50 nats (weight < 2e-22 each, < 1e-16 all together) are dropped.
+        keep = logw > logw.max() - 50.0
+        w = np.exp(logw[keep] - logw.max())
         self.weights = w / w.sum()
+        self.params = {v: p if isinstance(p, float) else (p[0][keep], p[1][keep])
+                       for v, p in self.params.items()}  # fmt: skip
 
     def cdf(self, var: str, value: float) -> float:
         params = self.params[var]

@@ -274,6 +274,8 @@ def test_many_groups_equal_single_calls():
         ({"ci_prob": 1.0}, "ci_prob must be a number in"),
         ({"grid": 64}, "grid must be odd"),
         ({"nodes": 1}, "nodes must be an integer >= 2"),
+        # Empty arrays ended in numpy's "need at least one array to concatenate".
+        ({"k": [], "n": [], "tn": [], "m0": [], "tp": [], "m1": []}, "no group"),
     ],
 )
 def test_bad_input(kwargs, match):
@@ -456,6 +458,9 @@ REVIEW_CASES = {
     "tn=0": (1000, 400, 100, 0, 100, 90),
     "k=n-tn=m0": (1000, 1000, 200, 200, 200, 200),
     "n=150": (150, 70, 10, 7, 12, 10),
+    # Quadrature before the conflict routing: q1 median 0.003 instead of 0.894, q0 0.988
+    # instead of 0.999 (the other q's nodes never reached its posterior).
+    "k=0-of-30000": (30_000, 0, 100, 70, 100, 90),
 }
 
 
@@ -525,11 +530,16 @@ def test_mixed_regimes_in_one_call():
 )
 def test_draws_finish_and_match_exact_mixture(data, priors):
     """These draws never finished before (rejection with acceptance ~1e-6 or less); now the
-    exact mixture serves them. KS test of 4000 draws against the oracle's CDF (fixed seed)."""
+    exact mixture serves them. KS test of 4000 draws (fixed seed)."""
     draws = exact_draws(*_engine_args(data), **priors, size=4000, rng=SEED)
+    m = exact_marginals(*_engine_args(data), **priors)
     oracle = LatentMixture(*data, **priors)
     for var in ("theta", "q0", "q1"):
-        p = stats.kstest(draws[var], np.vectorize(lambda t, v=var: oracle.cdf(v, t))).pvalue
+        # The engine's CDF is the mixture's to 1e-4 (checked here at three quantiles) ...
+        np.testing.assert_allclose(m[var].quantile(PROBS), oracle.quantile(var, PROBS),
+                                   rtol=0, atol=1e-4)  # fmt: skip
+        # ... and the draws follow it.
+        p = stats.kstest(draws[var], lambda t, v=var: m[v].cdf(t)).pvalue
         assert p > 1e-3, (var, p)
 
 
@@ -537,6 +547,32 @@ def test_draws_refuse_hopeless_groups_clearly():
     """Rejection at ~1 in 3000 with 1.8e8 latent states: a clear error, not minutes of work."""
     with pytest.raises(ValueError, match="Use MCMC for these groups"):
         exact_draws(9000, 20000, 20, 30, 27, 30, theta_prior=(200.0, 200.0), size=4000, rng=1)
+
+
+def test_beta_logpdf_at_the_boundary():
+    """Beta(1, b) has density b at 0 (and Beta(a, 1) density a at 1); it was -inf there, so
+    that for k = 0 or k = n the sampler's safe bound max f_P was -inf (an endless loop)."""
+    beta = ex._Beta(np.array([1.0, 3.0, 1.0]), np.array([1001.0, 1.0, 1.0]))
+    got = beta.logpdf(np.array([[0.0, 1.0], [0.0, 1.0], [0.0, 1.0]]))
+    np.testing.assert_allclose(got, [[np.log(1001), -np.inf], [-np.inf, np.log(3)], [0, 0]])
+    np.testing.assert_allclose(beta.logmax(), [np.log(1001), np.log(3), 0.0])
+
+
+def test_draws_boundary_group_by_rejection():
+    """k = 0 of 30,000 (too many latent states for the default mixture path): the rejection
+    sampler (or its fallback) finishes and matches the engine's CDF."""
+    data = (30_000, 0, 100, 70, 100, 90)
+    draws = exact_draws(*_engine_args(data), size=2000, rng=SEED)
+    m = exact_marginals(*_engine_args(data))
+    for var in ("theta", "q0", "q1"):
+        assert stats.kstest(draws[var], lambda t, v=var: m[v].cdf(t)).pvalue > 1e-3, var
+
+
+def test_conflict_beyond_the_mixture_is_refused():
+    """k = 0 of 3·10⁶ against specificity 70/100: too large for the exact mixture, and the
+    quadrature is unreliable there, so a clear error rather than wrong numbers."""
+    with pytest.raises(ValueError, match="contradict the calibration counts by 7 sd"):
+        exact_posterior(0, 3_000_000, 70, 100, 90, 100)
 
 
 def test_rejection_bound_holds_everywhere():

@@ -32,7 +32,8 @@ __all__ = ["Fit", "PosteriorPredictiveCheck", "fit", "load", "prior_predictive"]
 SAMPLERS = ("nutpie", "pymc")
 METHODS = ("mcmc", "exact")
 # Quadrature settings of method="exact" (bayesjudge.core.exact.exact_marginals).
-EXACT_ENGINE = {"nodes": 12, "grid": 65, "theta_nodes": 24, "q_nodes": 12, "q_grid": 81}
+# q_nodes None: 12 with the flat θ prior, 24 otherwise.
+EXACT_ENGINE = {"nodes": 12, "grid": 65, "theta_nodes": 24, "q_nodes": None, "q_grid": 81}
 _EXACT_VARS = ("theta", "q0", "q1")
 # Variables reported by summary() and checked for convergence, in this order when present.
 REPORTED = (
@@ -438,7 +439,7 @@ def _fit_exact(counts: JudgeCounts, config: dict, *, draws: int, chains: int, ra
         grids[f"{v}_density"] = (point, m.density)
         grids[f"{v}_cdf"] = (point, m.cdf_values)
     exact = xr.Dataset(grids, coords={d: coords[d] for d in DIMS})
-    exact.attrs.update({k: int(v) for k, v in EXACT_ENGINE.items()})
+    exact.attrs.update({k: int(v) for k, v in EXACT_ENGINE.items() if v is not None})
     tree = xr.DataTree.from_dict({"posterior": posterior, "exact": exact})
     for name, frame in _observed_tree(model).items():
         tree[name] = xr.DataTree(frame)
