@@ -13,7 +13,8 @@ Run from the repository root::
     * ``bj.fit(method="exact")`` (engine + 4000 i.i.d. draws + the Fit/DataTree wrapping);
     * PyMC's NUTS (``sampler="pymc"``, 4 chains × (1000 tune + 1000 draws), chains one after
       another), compile excluded: the first call compiles (and is reported separately); the
-      median of the next calls is the per-posterior time;
+      median of the next calls is the per-posterior time, and the median of PyMC's own
+      ``posterior.attrs["sampling_time"]`` (sampling only) the strictest comparison;
     * nutpie, cached refit (compile excluded the same way).
 
     Ratios: NUTS time / exact time (goal ≥ 1000× vs PyMC NUTS).
@@ -78,15 +79,27 @@ def timed(func) -> float:
 
 
 def nuts_seconds(sampler: str, seeds) -> dict:
-    """First call (with compile) and the median of the later calls."""
-    runs = []
+    """First call (with compile) and the median of the later calls (whole ``bj.fit``).
+
+    For PyMC also ``sampling_seconds``: the median of the sampling time PyMC itself records
+    in ``posterior.attrs["sampling_time"]`` (tuning and draws of the 4 chains, without
+    compiling, model building or the Fit wrapping) — the strictest "compile excluded" time.
+    """
+    runs, sampling = [], []
     for seed in seeds:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", bj.BayesJudgeWarning)
-            runs.append(
-                timed(lambda s=seed: bj.fit(single_group_counts(s), random_seed=s, sampler=sampler))
-            )
-    return {"first_call_seconds": runs[0], "seconds": statistics.median(runs[1:]), "runs": runs}
+            start = time.perf_counter()
+            result = bj.fit(single_group_counts(seed), random_seed=seed, sampler=sampler)
+            runs.append(time.perf_counter() - start)
+        recorded = result.tree["posterior"].attrs.get("sampling_time")
+        if recorded is not None:
+            sampling.append(float(recorded))
+    out = {"first_call_seconds": runs[0], "seconds": statistics.median(runs[1:]), "runs": runs}
+    if sampling:
+        out["sampling_seconds"] = statistics.median(sampling[1:])
+        out["sampling_runs"] = sampling
+    return out
 
 
 def main(argv=None) -> dict:
@@ -123,7 +136,16 @@ def main(argv=None) -> dict:
         ratios["pymc_over_exact_posterior"] = pymc / exact_s
         ratios["pymc_over_exact_theta_interval"] = pymc / single["exact_theta_interval_seconds"]
         ratios["pymc_over_fit_exact"] = pymc / single["fit_method_exact_seconds"]
+        if "sampling_seconds" in single["pymc_nuts"]:
+            recorded = single["pymc_nuts"]["sampling_seconds"]
+            ratios["pymc_sampling_time_over_exact_posterior"] = recorded / exact_s
+            ratios["pymc_sampling_time_over_exact_theta_interval"] = (
+                recorded / single["exact_theta_interval_seconds"]
+            )
         ratios["meets_goal"] = ratios["pymc_over_exact_posterior"] >= GOAL_SPEEDUP
+        ratios["meets_goal_against_sampling_time"] = (
+            ratios.get("pymc_sampling_time_over_exact_posterior", 0.0) >= GOAL_SPEEDUP
+        )
     print("(a) one group (n = 1000, m0 = m1 = 100), per posterior")
     for key in ("exact_posterior_seconds", "exact_theta_interval_seconds",
                 "fit_method_exact_seconds"):  # fmt: skip
@@ -132,8 +154,11 @@ def main(argv=None) -> dict:
         if key in single:
             print(f"  {key:<34} {single[key]['seconds'] * 1e3:9.2f} ms "
                   f"(first call {single[key]['first_call_seconds']:.2f} s)")  # fmt: skip
+            if "sampling_seconds" in single[key]:
+                print(f"  {key + ' (recorded sampling)':<34} "
+                      f"{single[key]['sampling_seconds'] * 1e3:9.2f} ms")  # fmt: skip
     for key, value in ratios.items():
-        print(f"  {key:<34} {value:9.0f}" if key != "meets_goal" else f"  {key}: {value}")
+        print(f"  {key:<34} {value:9.0f}" if not key.startswith("meets") else f"  {key}: {value}")
 
     # (b) 10⁴ posteriors
     rng = np.random.default_rng(2026)

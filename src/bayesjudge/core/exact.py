@@ -38,15 +38,29 @@ integral by Gauss-Legendre on the part of [0, 1] where f_P is not negligible (wh
 the θ ∈ [0, 1] bounds exactly), the q1 integral by Gauss-Hermite, and x on a located grid as
 for θ. Likewise q1.
 
-Draws: θ by inverting its CDF; then (q0, q1) | θ exactly by rejection: the two narrowest of
-(P, Q0, Q1) are proposed from their Betas, the third follows from the constraint and the
-proposal is accepted with probability f(x) / max f of that third density.
+Exact mixture: augmenting the test items with X (truly correct) and Y1 (of those, judged
+correct) makes the model conjugate, so the posterior is a finite mixture of independent Betas
+over (X, Y1) (:func:`_latent`). Groups with at most 20,000 latent states ((n + 1)(min(k,
+n − k) + 1): k or n − k small, small n) use it — exact to rounding — and so do groups whose
+test counts contradict their calibration (:func:`_conflict` > 3 sd: no θ in [0, 1] fits
+both, where the quadrature's nodes miss the mass) up to 2·10⁶ states; beyond that such a
+group (> 6 sd) is refused with a ValueError rather than mis-computed.
+
+Draws (:func:`exact_draws`): exact rejection sampling (q from the calibration Betas, θ | q
+from the flat-prior conditional, thinned by the θ prior); a pilot run measures the acceptance
+rate per group, and groups where rejection would be slow (conflicting data, a θ prior far
+from the likelihood) take i.i.d. draws from the exact mixture instead.
 
 Accuracy (tests/test_exact.py): quantiles within 1e-4 of the quadrature of
-``tests/reference_posterior.py`` and of a brute-force 3-D grid on the cases tested (n ≫ m,
-rare positives, tiny samples, θ near 0 and 1, J near 0, known q, informative priors).
-Requires θ-prior parameters ≥ 1 and calibration-posterior Beta parameters ≥ 1 (bounded
-densities); ``judge_better_than_chance`` is not supported.
+``tests/reference_posterior.py``, of the exact mixture (``tests/brute_grid.LatentMixture``)
+and of a brute-force 3-D grid on the cases tested (n ≫ m, rare positives, tiny samples, θ
+near 0 and 1, J near 0, k = 0, k = n, tn = 0, known q, informative priors).
+Known limitation: a θ prior with 1 < a < 2 (or 1 < b < 2) has an infinite slope at 0 (or 1)
+that the θ grid does not resolve when the posterior has mass there (quantile error 1.0e-3 at
+Beta(1.1, 1.1), 1.1e-4 at Beta(1.5, 1.5), for k/n = 0.4, m = 100; the mixture path is exact).
+Requires θ-prior parameters ≥ 1, calibration-posterior Beta parameters ≥ 1 (bounded
+densities) and calibration items of both kinds in every group (m0, m1 > 0) unless the
+q is known; ``judge_better_than_chance`` is not supported.
 """
 
 from __future__ import annotations
@@ -139,11 +153,17 @@ class _Beta:
         a1, b1 = (self.a[idx] - 1).reshape(shape), (self.b[idx] - 1).reshape(shape)
         norm = special.betaln(self.a[idx], self.b[idx]).reshape(shape)
         with np.errstate(divide="ignore", invalid="ignore"):
-            out = special.xlogy(a1, x) + special.xlog1py(b1, -x) - norm
-        # Outside [0, 1] the logs give nan: density 0. At 0 or 1 itself xlogy gives the
-        # density's limit: 0 (log −inf) for an exponent > 0, finite for an exponent of 0
-        # (a Beta(1, b) has density b at 0).
-        out[~((x >= 0) & (x <= 1)) | np.isnan(out)] = -np.inf
+            out = a1 * np.log(x) + b1 * np.log1p(-x) - norm
+        # Inside [0, 1] a nan is 0 · log 0 at an end whose exponent is 0: the density's
+        # limit there is finite, exp(−norm) times the other factor, which is 1 at that end
+        # (a Beta(1, b) has density b at 0). At an end with exponent > 0 the log is −inf
+        # (density 0). Outside [0, 1] the logs give nan: density 0.
+        bad = np.isnan(out)
+        if bad.any():
+            inside = (x >= 0) & (x <= 1)
+            out = np.where(bad & inside, np.broadcast_to(-norm, out.shape), out)
+            out[bad & ~inside] = -np.inf
+        out[~((x >= 0) & (x <= 1))] = -np.inf
         return out
 
     def logmax(self) -> np.ndarray:
@@ -436,7 +456,7 @@ class Marginal:
              + (3 * s**2 - 2 * s**3) * c1 + (s**3 - s**2) * h * d1)  # fmt: skip
         origin = g[..., :1, None]
         x = x0 + s * h - origin
-        span = (g[..., -1] - g[..., 0])
+        span = g[..., -1] - g[..., 0]
         mean0 = span - np.sum(h * w * f, axis=(-2, -1))
         second = span**2 - np.sum(h * w * 2 * x * f, axis=(-2, -1))
         return mean0 + g[..., 0], np.maximum(second - mean0**2, 0.0)
@@ -633,8 +653,8 @@ def _latent(prob: _Problem, g: int) -> _Mixture:
     n! / (Y1! (X − Y1)! Y0! (n − X − Y0)!) times the three Beta-function values (a known q
     contributes q^s (1 − q)^f instead). Exact to rounding; the cost is the number of states.
     """
-    k = int(round(prob.P.a[g] - 1))
-    n = int(round(prob.P.a[g] + prob.P.b[g] - 2))
+    k = round(float(prob.P.a[g]) - 1)
+    n = round(float(prob.P.a[g] + prob.P.b[g]) - 2)
     x = np.arange(n + 1)
     lo, hi = np.maximum(0, k - n + x), np.minimum(x, k)
     cnt = hi - lo + 1
@@ -723,9 +743,12 @@ def _log_q_density(sub: _Problem, which: str, x: np.ndarray, other_nodes, prange
 
 
 def _cdf_sf(a, b, x, median):
-    """Beta CDF and survival function at x (a, b, median (G, 1); x (G, M)), one incomplete
-    Beta call per point: the CDF below the median, the survival function above, the other as
-    1 − value (exact to rounding where it is used, see :func:`_log_m_flat`)."""
+    """Beta CDF and survival function at x (a, b, median (G, 1); x (G, M)).
+
+    One incomplete Beta call per point: the CDF below the median, the survival function
+    above, the other as 1 − value (exact to rounding where it is used, see
+    :func:`_log_m_flat`).
+    """
     a, b = np.broadcast_to(a, x.shape), np.broadcast_to(b, x.shape)
     low = x <= median
     val = np.empty(x.shape)
@@ -987,8 +1010,9 @@ def _summary(m: Marginal, ci_prob: float) -> ExactSummary:
     q = m.quantile(np.array([(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2]).reshape(
         (3,) + (1,) * (m.grid.ndim - 1)))  # fmt: skip
     known = m.known
-    mean = np.where(known, m.grid[..., 0], m.mean())
-    sd = np.where(known, 0.0, m.sd())
+    first, var = m._moments()  # once for both (mean() and sd() would each integrate)
+    mean = np.where(known, m.grid[..., 0], first)
+    sd = np.where(known, 0.0, np.sqrt(var))
     q = np.where(known, m.grid[..., 0], q)
     return ExactSummary(mean=mean, sd=sd, median=q[1], lower=q[0], upper=q[2])
 
@@ -1113,6 +1137,13 @@ def exact_draws(
     flat-prior likelihood of q and B ≥ M its bound (max f_P, or 1 / J_min when J stays
     positive). The accepted draws have density
     ∝ f0(q0) f1(q1) f_P(p(θ, q)) π(θ): the posterior, exactly — no quadrature involved.
+
+    A pilot run (256, then 8192 proposals per group) measures each group's acceptance rate.
+    Groups with few latent states, and groups where rejection would need more proposals than
+    the exact mixture over latent counts costs (test data contradicting the calibration, a θ
+    prior far from the likelihood), are drawn from that mixture (also exact). A group where
+    both are out of reach (over ~10⁷ expected proposals and 2·10⁶ states) raises a
+    ValueError instead of running for minutes.
 
     Parameters
     ----------

@@ -385,9 +385,11 @@ def _exact_unsupported(counts: JudgeCounts, config: dict) -> str | None:
     for q, size, kind in (("q0", "m0", "incorrect"), ("q1", "m1", "correct")):
         empty = (ds[size] == 0).values
         if not priors.known(q) and empty.any():
+            rows, cols = np.nonzero(empty)
             groups = [
-                (counts.systems[i], counts.strata[j]) for i, j in zip(*np.nonzero(empty))
-            ][:5]
+                (counts.systems[i], counts.strata[j]) for i, j in zip(rows, cols, strict=True)
+            ]
+            groups = groups[:5]
             return (
                 f"{size} = 0 for (system, stratum) {groups}: without truly {kind} calibration "
                 f"items {q} is left to its prior, which the exact engine does not integrate "
