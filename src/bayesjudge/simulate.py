@@ -34,7 +34,7 @@ import pandas as pd
 import xarray as xr
 from scipy import integrate, optimize, special
 
-from bayesjudge.core._validation import as_count, as_probability
+from bayesjudge.core._validation import as_count, as_probability, is_seed
 from bayesjudge.data import JudgeCounts
 
 __all__ = [
@@ -109,9 +109,8 @@ def _rng(random_seed) -> np.random.Generator:
     """Return a Generator from ``random_seed`` (None, a non-negative int or a Generator)."""
     if random_seed is None or isinstance(random_seed, np.random.Generator):
         return np.random.default_rng(random_seed)
-    if isinstance(random_seed, int | np.integer) and not isinstance(random_seed, bool):
-        if random_seed >= 0:
-            return np.random.default_rng(int(random_seed))
+    if is_seed(random_seed):
+        return np.random.default_rng(int(random_seed))
     raise ValueError(
         f"random_seed must be None, a non-negative integer or a numpy.random.Generator; got "
         f"{random_seed!r}."

@@ -16,6 +16,7 @@ __all__ = [
     "check_not_greater",
     "check_open_unit",
     "format_values",
+    "is_seed",
 ]
 
 _MAX_SHOWN = 5
@@ -112,3 +113,8 @@ def check_open_unit(name: str, value, hint: str) -> float:
 def check_alpha(alpha) -> float:
     """Return ``alpha`` as a float after checking ``0 < alpha < 1``."""
     return check_open_unit("alpha", alpha, "e.g. 0.05 for a 95% interval")
+
+
+def is_seed(value) -> bool:
+    """Return True for a non-negative integer (not a bool): what ``SeedSequence`` accepts."""
+    return isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= 0

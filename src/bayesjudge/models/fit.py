@@ -21,7 +21,7 @@ import pymc as pm
 import xarray as xr
 
 from bayesjudge._version import __version__
-from bayesjudge.core._validation import check_open_unit
+from bayesjudge.core._validation import check_open_unit, is_seed
 from bayesjudge.data import DIMS, JudgeCounts
 from bayesjudge.models.build import _aggregate_weights, _build, initial_points, model_config
 from bayesjudge.models.priors import Priors
@@ -175,11 +175,7 @@ def _check_seed(random_seed) -> int:
     """Return the seed as an int, drawing one when None (so that it can be stored)."""
     if random_seed is None:
         return int(np.random.SeedSequence().generate_state(1)[0])
-    if (
-        isinstance(random_seed, bool)
-        or not isinstance(random_seed, int | np.integer)
-        or random_seed < 0
-    ):
+    if not is_seed(random_seed):
         raise ValueError(
             f"random_seed must be a non-negative int or None; got {random_seed!r} "
             f"({type(random_seed).__name__})."

@@ -22,6 +22,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesjudge._version import __version__
+from bayesjudge.core._validation import is_seed
 
 __all__ = [
     "StudyResult",
@@ -232,11 +233,7 @@ def check_seed(random_seed) -> int:
     >>> check_seed(7)
     7
     """
-    if (
-        isinstance(random_seed, bool)
-        or not isinstance(random_seed, int | np.integer)
-        or random_seed < 0
-    ):
+    if not is_seed(random_seed):
         raise ValueError(
             f"random_seed must be a non-negative integer; got {random_seed!r}. A study stores "
             f"its seed with the results, so pass a number such as 1 (or leave the default)."
