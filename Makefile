@@ -12,7 +12,7 @@ FIND_PYTHON := for c in "$$(pyenv which python 2>/dev/null)" python3.13 python3.
 	   "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	command -v "$$c"; break; fi; done
 
-.PHONY: help install demo test test-slow lint format bench studies notebooks clean
+.PHONY: help install demo test test-slow test-browser lint format bench studies notebooks clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -40,6 +40,9 @@ test: lint  ## ruff, then the whole (fast) test suite with doctests
 
 test-slow: $(STAMP)  ## Long validation studies (marked slow); run by CI
 	$(BIN)/python -m pytest -m slow
+
+test-browser: $(STAMP)  ## The HTML report in headless Chromium (needs Debian's chromium); run by CI
+	$(BIN)/python -m pytest -m browser
 
 format: $(STAMP)  ## Apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .

@@ -33,14 +33,16 @@ def _one_error_line(err: str) -> str:
 
 
 def test_registry_names_importable_modules_with_run_and_plot():
-    # All five studies of issue 4; each module has run(*, reps, random_seed, progress, ...)
-    # with defaults and a plot(table) function, and a one-line summary for --list.
+    # The five studies of issue 4 and the LLMBar case study of issue 5; each module has
+    # run(*, reps, random_seed, progress, ...) with defaults and a plot(table) function, and a
+    # one-line summary for --list.
     assert set(STUDIES) == {
         "allocation-length",
         "coverage",
         "distribution-shift",
         "human-vs-judge",
         "comparison",
+        "llmbar",
     }
     import importlib
 

@@ -6,7 +6,9 @@ numpy/matplotlib warnings are turned into errors too so that a figure or a table
 NaN-producing division or an empty mean fails the test instead of printing a warning.
 """
 
+import os
 import warnings
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
@@ -15,6 +17,10 @@ import xarray as xr
 
 from bayesjudge.studies import STUDIES, run_study
 from bayesjudge.studies._framework import point_rngs
+
+REPO = Path(__file__).resolve().parents[1]
+# The LLMBar study reads the real data (../shared/data beside the repo, as in CI).
+DATA = Path(os.environ.get("BAYESJUDGE_DATA") or REPO.parent / "shared" / "data")
 
 # Small, fast settings per study (grid option name, full grid, subset of it).
 SMALL = {
@@ -33,6 +39,17 @@ SMALL = {
         [0.3, 0.5, 0.8],
         [0.8, 0.3],
     ),
+    "llmbar": (
+        {
+            "path": DATA,
+            "judges": ["GPT-4", "ChatGPT"],
+            "xi": ["subset"],
+            "methods": ["naive", "lr-stratum", "bayes-stratum"],
+        },
+        "subsets",
+        ["LLMBar/Natural", "LLMBar/Adversarial/Neighbor", "LLMBar/Adversarial/GPTInst"],
+        ["LLMBar/Adversarial/GPTInst", "LLMBar/Natural"],
+    ),
 }
 # The table dim/coord that holds the grid option's values.
 GRID_COORD = {
@@ -40,6 +57,7 @@ GRID_COORD = {
     "theta": "theta",
     "theta_calibration": "theta_calibration",
     "j_grid": "j_a",
+    "subsets": "stratum",
 }
 
 
@@ -120,6 +138,7 @@ NOT_APPLICABLE = {
         "divergence_share",
         "theta_converged_share",
     ),
+    "llmbar": ("warning_share", "divergence_share"),
 }
 
 

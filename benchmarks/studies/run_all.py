@@ -22,6 +22,11 @@ import numpy as np
 from bayesjudge.studies import STUDIES, run_study
 
 RESULTS = Path(__file__).parent / "results"
+# The llmbar study reads the real data from $BAYESJUDGE_DATA; the project keeps it at
+# ../shared/data from the repository root (not copied into the repository).
+os.environ.setdefault(
+    "BAYESJUDGE_DATA", str(Path(__file__).resolve().parents[2].parent / "shared" / "data")
+)
 
 
 def _value(text: str):

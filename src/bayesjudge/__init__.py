@@ -7,6 +7,7 @@ the Monte Carlo studies :mod:`bayesjudge.studies` and the command line :mod:`bay
 """
 
 from bayesjudge._version import __version__
+from bayesjudge.compare import compare
 from bayesjudge.core import (
     HUMAN_ONLY_Q_THRESHOLD,
     EstimateInterval,
@@ -35,8 +36,18 @@ from bayesjudge.core import (
     youden,
     youden_difference,
 )
+from bayesjudge.core.paired import (
+    naive_difference_bias,
+    pair_cells,
+    paired_bootstrap,
+    rg_difference_se,
+    shared_calibration_bias,
+    shared_calibration_shift,
+)
 from bayesjudge.data import JudgeCounts
+from bayesjudge.diagnostics import Diagnosis, check_comparison, judge_diagnostics
 from bayesjudge.estimate import estimate
+from bayesjudge.report import Report, build_report, write_report
 from bayesjudge.simulate import (
     judge_quality,
     simulate_count_arrays,
@@ -49,9 +60,12 @@ from bayesjudge.simulate import (
 )
 from bayesjudge.warnings import (
     BayesJudgeWarning,
+    CalibrationDesignWarning,
+    CalibrationSizeWarning,
     ConvergenceWarning,
     LowJudgeQualityWarning,
     MissingLabelWarning,
+    NearTieWarning,
     SmallSampleWarning,
 )
 
@@ -60,6 +74,8 @@ _LAZY = {
     "Fit": "bayesjudge.models.fit",
     "PosteriorPredictiveCheck": "bayesjudge.models.fit",
     "fit": "bayesjudge.models.fit",
+    "fit_pairwise": "bayesjudge.models.fit",
+    "compare_designs": "bayesjudge.models.fit",
     "load": "bayesjudge.models.fit",
     "prior_predictive": "bayesjudge.models.fit",
     "build_model": "bayesjudge.models.build",
@@ -86,7 +102,10 @@ __all__ = [
     "HUMAN_ONLY_Q_THRESHOLD",
     "MODELS",
     "BayesJudgeWarning",
+    "CalibrationDesignWarning",
+    "CalibrationSizeWarning",
     "ConvergenceWarning",
+    "Diagnosis",
     "EstimateInterval",
     "ExactPosterior",
     "ExactSummary",
@@ -95,9 +114,11 @@ __all__ = [
     "JudgeCounts",
     "LowJudgeQualityWarning",
     "MissingLabelWarning",
+    "NearTieWarning",
     "PPIEstimate",
     "PosteriorPredictiveCheck",
     "Priors",
+    "Report",
     "SmallSampleWarning",
     "__version__",
     "adjusted_estimates",
@@ -106,6 +127,10 @@ __all__ = [
     "bootstrap_difference",
     "bootstrap_rogan_gladen",
     "build_model",
+    "build_report",
+    "check_comparison",
+    "compare",
+    "compare_designs",
     "delta_method_variance",
     "estimate",
     "exact_draws",
@@ -113,16 +138,24 @@ __all__ = [
     "exact_posterior",
     "exact_theta_interval",
     "fit",
+    "fit_pairwise",
     "human_only_regime",
     "judge_beats_human_only",
+    "judge_diagnostics",
     "judge_quality",
     "lang_reiczigel_interval",
     "lang_reiczigel_length",
     "load",
     "naive",
+    "naive_difference_bias",
+    "pair_cells",
+    "paired_bootstrap",
     "ppi_mean",
     "prior_predictive",
+    "rg_difference_se",
     "rogan_gladen",
+    "shared_calibration_bias",
+    "shared_calibration_shift",
     "simulate_count_arrays",
     "simulate_counts",
     "simulate_instability",
@@ -130,6 +163,7 @@ __all__ = [
     "simulate_paired_items",
     "simulate_shift",
     "variance_vs_human_only",
+    "write_report",
     "youden",
     "youden_difference",
     "youden_pair",

@@ -1,4 +1,4 @@
-"""The ``bayesjudge`` command line: ``demo``, ``estimate``, ``fit``, ``allocate`` and ``study``.
+"""The ``bayesjudge`` command line: demo, estimate, fit, report, allocate and study.
 
 User mistakes (a missing file or column, bad labels, bad numbers) print one line starting with
 ``bayesjudge: error:`` to stderr and exit with status 2; warnings print as
@@ -186,15 +186,16 @@ def _read_counts(args):
 
     options = {"judge": args.judge, "human": args.human, "positive": args.positive}
     groups = {"system": args.system, "stratum": args.stratum}
+    item = getattr(args, "item", None)  # only ``report`` reads item ids (joint verdicts)
     if args.calibration is not None:
         columns = _as_frame(args.calibration, "calibration").collect_schema().names()
         absent = [dim for dim, col in groups.items() if col is not None and col not in columns]
         if absent:
-            tests = JudgeCounts.from_frames(args.test, None, **groups, **options)
+            tests = JudgeCounts.from_frames(args.test, None, **groups, **options, item=item)
             kept = {dim: None if dim in absent else col for dim, col in groups.items()}
             calibration = JudgeCounts.from_frames(None, args.calibration, **kept, **options)
             return tests.with_calibration_from(calibration)
-    return JudgeCounts.from_frames(args.test, args.calibration, **groups, **options)
+    return JudgeCounts.from_frames(args.test, args.calibration, **groups, **options, item=item)
 
 
 def _cmd_estimate(args) -> int:
@@ -215,7 +216,7 @@ def _cmd_estimate(args) -> int:
         n_resamples=args.n_resamples,
     )
     frame = _result_frame(result)
-    counts_frame = counts.dataset.to_dataframe().reset_index()
+    counts_frame = counts.to_frame()
     frame = frame.merge(counts_frame, on=["system", "stratum"], how="left")
     if args.json:
         payload = {
@@ -505,6 +506,104 @@ def _cmd_fit(args) -> int:
         print(table.to_string(index=False))
     if args.save is not None:
         print(f"\nSaved the fit to {args.save} (read it with bayesjudge.load).")
+    return 0
+
+
+# ----------------------------------------------------------------------------- report
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _report_method(args, counts) -> tuple[str, dict]:
+    """Resolve ``bayesjudge report --method``: return (method, extra fit options).
+
+    ``auto`` fits what the data and design call for: the paired MCMC model when the systems'
+    verdicts on shared items are tabulated (``--item``, 2 to ``MAX_PAIRED_SYSTEMS`` systems) or
+    MCMC when the calibration design is shared or hierarchical; otherwise the exact posterior.
+    """
+    from bayesjudge.models.build import MAX_PAIRED_SYSTEMS
+
+    pairable = counts.has_joint and 2 <= counts.sizes["system"] <= MAX_PAIRED_SYSTEMS
+    method = args.method
+    if method == "auto":
+        method = "mcmc" if pairable or args.calibration_design != "separate" else "exact"
+    options = {}
+    if counts.has_joint and (method == "exact" or not pairable):
+        # The exact engine (and the joint model beyond MAX_PAIRED_SYSTEMS) fits the unpaired
+        # model; the report says so in bold and its frequentist Δθ stays paired.
+        options["paired"] = False
+    return method, options
+
+
+def _cmd_report(args) -> int:
+    from pathlib import Path
+
+    if args.calibration is None:
+        raise UsageError(
+            "--calibration is required: the report corrects the judge's verdicts with a "
+            "human-labelled calibration table (CSV/Parquet with the --judge and --human columns)."
+        )
+    if args.method == "exact" and args.calibration_design != "separate":
+        raise UsageError(
+            f"--method exact computes the posterior for --calibration-design separate only; "
+            f"use --method mcmc (or auto) for {args.calibration_design!r} calibration."
+        )
+    out = Path(args.out).expanduser()
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a folder.")
+    counts = _read_counts(args)
+    try:  # before the fit, so that a bad --out fails at once
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise UsageError(f"--out {out}: cannot create the folder ({err.strerror}).") from None
+    seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
+    fit_result = None
+    method, fit_options = _report_method(args, counts)
+    if method != "none":
+        from bayesjudge.models.fit import fit
+        from bayesjudge.warnings import ConvergenceWarning
+
+        with warnings.catch_warnings():
+            # The report repeats the sampler's warnings (section 7); print them once.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit_result = fit(
+                counts,
+                calibration=args.calibration_design,
+                draws=args.draws,
+                chains=args.chains,
+                random_seed=seed,
+                method=method,
+                **({"tune": args.tune} if method == "mcmc" else {}),
+                **fit_options,
+            )
+    from bayesjudge.report import write_report
+
+    options = {
+        "alpha": 1 - args.ci_prob,
+        "random_seed": seed,
+        "n_resamples": args.n_resamples,
+        "target_width": args.target_width,
+    }
+    try:
+        report = write_report(fit_result if fit_result is not None else counts, out, **options)
+    except OSError as err:
+        where = err.filename or out
+        raise UsageError(f"--out {out}: cannot write {where} ({err.strerror}).") from None
+    if fit_result is None:
+        bayes = "no Bayesian fit"
+    else:
+        paired = "paired" if fit_result.config.get("paired") else "unpaired"
+        bayes = f"Bayesian fit: {method} ({paired}, {args.calibration_design} calibration)"
+    print(
+        f"report: {_plural(counts.sizes['system'], 'system', 'systems')} × "
+        f"{_plural(counts.sizes['stratum'], 'stratum', 'strata')}, "
+        f"{bayes}, {_plural(len(report.diagnoses), 'warning', 'warnings')}, seed {seed} "
+        f"(repeat with --seed {seed})"
+    )
+    print(f"wrote {report.paths['markdown']} (with {len(report.figures)} PNG figures)")
+    print(f"wrote {report.paths['html']} (self-contained)")
     return 0
 
 
@@ -832,6 +931,52 @@ def _build_parser() -> argparse.ArgumentParser:
         help="tables with settings, or one tidy CSV (summary and comparison rows)",
     )
     fit.set_defaults(func=_cmd_fit)
+
+    rep = sub.add_parser(
+        "report", help="write the evaluation report (Markdown + self-contained HTML)"
+    )
+    _add_table_options(rep)
+    rep.add_argument(
+        "--item", help="item id column: systems' verdicts on the same items are paired"
+    )
+    rep.add_argument(
+        "--out", default="bayesjudge-report", help="output folder (default ./bayesjudge-report)"
+    )
+    rep.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", "exact", "mcmc", "none"],
+        help="Bayesian fit: auto (default: the paired MCMC model with --item, MCMC for a "
+        "shared or hierarchical design, else exact), exact posterior (fast; separate "
+        "calibration, unpaired), MCMC, or none (closed forms only)",
+    )
+    rep.add_argument(
+        "--calibration-design",
+        default="separate",
+        choices=["separate", "shared", "hierarchical"],
+        help="calibration model of the Bayesian fit (default separate)",
+    )
+    rep.add_argument("--draws", type=_int_at_least(1), default=1000, help="draws per chain")
+    rep.add_argument(
+        "--tune", type=_int_at_least(0), default=1000, help="MCMC tuning steps per chain"
+    )
+    rep.add_argument("--chains", type=_int_at_least(1), default=4, help="chains (default 4)")
+    rep.add_argument(
+        "--seed", type=_int_at_least(0), default=None, help="seed of fit and bootstrap (drawn)"
+    )
+    rep.add_argument(
+        "--ci-prob", type=_open_unit, default=0.95, help="interval probability (default 0.95)"
+    )
+    rep.add_argument(
+        "--n-resamples", type=_int_at_least(100), default=10_000, help="bootstrap resamples"
+    )
+    rep.add_argument(
+        "--target-width",
+        type=_open_unit,
+        default=None,
+        help="desired width of the θ intervals: warn where calibration is too small for it",
+    )
+    rep.set_defaults(func=_cmd_report)
 
     alloc = sub.add_parser("allocate", help="split a calibration budget between label types")
     alloc.add_argument("--budget", type=int, required=True, help="total calibration items m")

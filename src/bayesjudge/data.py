@@ -10,6 +10,7 @@ numbers (:meth:`JudgeCounts.from_counts`) or from item-level tables
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import warnings
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
@@ -20,7 +21,7 @@ import narwhals.stable.v2 as nw
 import numpy as np
 import xarray as xr
 
-from bayesjudge.core._validation import format_values
+from bayesjudge.core._validation import as_count, format_values
 from bayesjudge.warnings import MissingLabelWarning
 
 __all__ = ["JudgeCounts"]
@@ -34,6 +35,12 @@ POOLED_LABEL = "pooled"
 # Dataset attribute naming the dims along which one calibration set is repeated (comma-joined,
 # a netCDF-friendly string): those copies are one set of labelled items, not several.
 SHARED_ATTR = "calibration_shared_over"
+# The optional joint verdict table of the systems' test verdicts on shared items.
+JOINT = "joint"
+PATTERN = "pattern"
+VERDICT = "verdict"
+JOINT_DIMS = ("stratum", PATTERN)
+MAX_FULL_SYSTEMS = 16
 
 _MEANING = {
     "n": "test items",
@@ -294,18 +301,28 @@ def _classify(values: Mapping[Any, int], column: str, table_name: str, positive)
 
 
 def _count_table(
-    table, table_name: str, labels: dict[str, str], groups: dict[str, str | None], positive
-) -> dict[tuple, Counter]:
+    table,
+    table_name: str,
+    labels: dict[str, str],
+    groups: dict[str, str | None],
+    positive,
+    item: str | None = None,
+) -> tuple[dict[tuple, Counter], list[tuple] | None]:
     """Count one item table by group and label combination.
 
     Returns per-group counters keyed by label tuples (0/1 per label column, in the order of
     ``labels``); every group seen is a key, including those whose rows were all dropped.
     The counting query runs on the table's own engine; only the small result is collected.
+    With ``item`` (a column name), also returns the item-level rows ``(system, stratum,
+    item id, verdict)`` of the first label column (verdict None where the label is missing);
+    otherwise None.
     """
     frame = _as_frame(table, table_name)
     schema = frame.collect_schema()
     names = schema.names()
     wanted = {**labels, **{dim: col for dim, col in groups.items() if col is not None}}
+    if item is not None:
+        wanted["item"] = item
     for role, column in wanted.items():
         if column not in names:
             shared = (
@@ -324,7 +341,7 @@ def _count_table(
         raise ValueError(
             f"Column {clashes[0]!r} is used for more than one role "
             f"({[r for r, c in wanted.items() if c == clashes[0]]}) in the {table_name} table; "
-            f"each of judge=, human=, system= and stratum= needs its own column."
+            f"each of judge=, human=, system=, stratum= and item= needs its own column."
         )
     exprs = [nw.col(groups[d]).alias(_KEY.format(d)) for d in DIMS if groups[d] is not None]
     exprs += [_label_key(col, schema[col]).alias(_KEY.format(role)) for role, col in labels.items()]
@@ -389,7 +406,260 @@ def _count_table(
             MissingLabelWarning,
             stacklevel=3,  # the caller of JudgeCounts.from_frames
         )
-    return per_group
+    if item is None:
+        return per_group, None
+    role = next(iter(labels))
+    item_exprs = exprs[: len(keys) - len(labels)]  # the group columns
+    item_exprs += [
+        nw.col(item).alias(_KEY.format("item")),
+        _label_key(labels[role], schema[labels[role]]).alias(_KEY.format(role)),
+    ]
+    full = frame.select(*item_exprs).collect().to_dict(as_series=False)
+    n_rows = len(full[_KEY.format("item")])
+
+    def item_column(key: str) -> list:
+        return full[key] if key in full else [DEFAULT_LABEL] * n_rows
+
+    mapping = mappings[0]
+    verdicts = [_normalise(v) for v in full[_KEY.format(role)]]
+    item_rows = [
+        (_plain(s), _plain(t), _plain(i), None if v is None else mapping[v])
+        for s, t, i, v in zip(
+            item_column(_KEY.format("system")),
+            item_column(_KEY.format("stratum")),
+            full[_KEY.format("item")],
+            verdicts,
+            strict=True,
+        )
+    ]
+    return per_group, item_rows
+
+
+# ------------------------------------------------------------------ joint verdict tables
+
+
+def all_patterns(n_systems: int) -> list[str]:
+    """All ``2**n_systems`` verdict patterns in canonical order, ``"1…1"`` first, ``"0…0"`` last.
+
+    Character ``j`` of a pattern is the verdict on system ``j`` ("1" = judged correct).
+
+    Examples
+    --------
+    >>> all_patterns(2)
+    ['11', '10', '01', '00']
+    """
+    return ["".join(p) for p in itertools.product("10", repeat=int(n_systems))]
+
+
+def _pattern_strings(verdict: np.ndarray) -> list[str]:
+    return ["".join("1" if v else "0" for v in row) for row in np.asarray(verdict)]
+
+
+def _parse_patterns(labels, n_systems: int, systems) -> np.ndarray:
+    """Verdict matrix (pattern, system) from pattern labels such as ``"10"``."""
+    texts = [v.decode() if isinstance(v, bytes) else str(v) for v in labels]
+    bad = [t for t in texts if len(t) != n_systems or set(t) - {"0", "1"}]
+    if bad:
+        raise ValueError(
+            f"joint pattern labels must be strings of {n_systems} characters '1'/'0', one per "
+            f"system in the order {list(systems)} ('1' = judged correct); got {bad[:5]!r}"
+            f"{' …' if len(bad) > 5 else ''}. Label the columns like "
+            f"{all_patterns(n_systems)[: min(4, 2**n_systems)]!r}."
+        )
+    matrix = np.array([[c == "1" for c in t] for t in texts], dtype=np.int8)
+    return matrix.reshape(len(texts), n_systems)
+
+
+def _joint_arrays(joint: xr.DataArray, verdict, systems, strata) -> tuple[np.ndarray, np.ndarray]:
+    """Validate a joint table and return its counts (stratum, pattern) and verdicts."""
+    dims = set(joint.dims)
+    if PATTERN not in dims or not dims <= set(JOINT_DIMS):
+        raise ValueError(
+            f"The joint verdict table must have dims ('stratum', 'pattern') (or just "
+            f"'pattern' for a single stratum); got {joint.dims}."
+        )
+    if "stratum" in dims:
+        if "stratum" in joint.indexes:
+            labels = [_plain(v) for v in joint.indexes["stratum"].tolist()]
+            absent = [t for t in strata if t not in labels]
+            extra = [t for t in labels if t not in strata]
+            if absent or extra:
+                raise ValueError(
+                    f"The joint verdict table's stratum labels {labels!r} must be the counts' "
+                    f"strata {list(strata)!r} (missing {absent!r}, unexpected {extra!r})."
+                )
+            joint = joint.sel(stratum=list(strata))
+        elif joint.sizes["stratum"] != len(strata):
+            raise ValueError(
+                f"The joint verdict table has {joint.sizes['stratum']} strata but the counts "
+                f"have {len(strata)} ({list(strata)!r})."
+            )
+    elif len(strata) == 1:
+        joint = joint.expand_dims(stratum=1)
+    else:
+        raise ValueError(
+            f"The joint verdict table needs a 'stratum' dim: the counts have {len(strata)} "
+            f"strata ({list(strata)!r})."
+        )
+    values = as_count("joint", joint.transpose(*JOINT_DIMS).values).astype(np.int64)
+    if verdict is not None:
+        matrix = np.asarray(verdict)
+        if matrix.shape != (values.shape[1], len(systems)) or set(np.unique(matrix)) - {0, 1}:
+            raise ValueError(
+                f"The {VERDICT!r} coordinate must be a 0/1 matrix (pattern, system) of shape "
+                f"{(values.shape[1], len(systems))}; got shape {matrix.shape}."
+            )
+        matrix = matrix.astype(np.int8)
+    else:
+        if PATTERN not in joint.indexes:
+            raise ValueError(
+                "The joint verdict table needs 'pattern' labels such as '10' (one character "
+                "per system, '1' = judged correct)."
+            )
+        matrix = _parse_patterns(joint.indexes[PATTERN].tolist(), len(systems), systems)
+    return values, matrix
+
+
+def _canonical_joint(values: np.ndarray, matrix: np.ndarray):
+    """Merge equal patterns, drop unobserved ones and sort ("1…1" first)."""
+    merged: dict[str, np.ndarray] = {}
+    for pattern, column in zip(_pattern_strings(matrix), values.T, strict=True):
+        merged[pattern] = merged.get(pattern, 0) + column
+    patterns = sorted((p for p, c in merged.items() if np.any(c)), reverse=True)
+    n_strata, n_systems = values.shape[0], matrix.shape[1]
+    table = np.zeros((n_strata, len(patterns)), dtype=np.int64)
+    for j, p in enumerate(patterns):
+        table[:, j] = merged[p]
+    verdict = np.array([[c == "1" for c in p] for p in patterns], dtype=np.int8)
+    return table, patterns, verdict.reshape(len(patterns), n_systems)
+
+
+def _check_joint_against_counts(table, verdict, n, k, systems, strata) -> None:
+    """Shared items are a subset of each system's test items: check n, k against them."""
+    shared = table.sum(axis=1)[None, :]  # (1, stratum)
+    ones = (table @ verdict).T  # (system, stratum)
+    zeros = shared - ones
+    for bad, parts, what in (
+        (ones > k, [("joint verdict-1 count", ones), ("k", k)], "judged correct"),
+        (zeros > n - k, [("joint verdict-0 count", zeros), ("n - k", n - k)], "judged incorrect"),
+    ):
+        if bad.any():
+            raise ValueError(
+                f"The joint verdict table counts more shared items {what} than the system's "
+                f"test counts allow: {_describe_groups(bad, parts, systems, strata)}. The "
+                f"shared items are among each system's test items, so n and k must include "
+                f"them; check that the joint table and the counts come from the same items."
+            )
+
+
+def _joint_from_items(rows, systems, strata, item_column: str):
+    """Count items judged for every system by stratum and verdict pattern.
+
+    ``rows`` are ``(system, stratum, item, verdict or None)``. Returns the table
+    (stratum, pattern) and the verdict matrix, in canonical form.
+    """
+    if any(_is_missing(r[2]) for r in rows):
+        missing = sum(_is_missing(r[2]) for r in rows)
+        raise ValueError(
+            f"Column {item_column!r} (item) in the test table has {_rows(missing)} with a "
+            f"missing item id. Fill in the item ids or drop those rows."
+        )
+    per_system_item = Counter((r[0], r[2]) for r in rows)
+    repeated = [(s, i, c) for (s, i), c in per_system_item.items() if c > 1]
+    if repeated:
+        shown = ", ".join(f"{i!r} (system {s!r}, {c} rows)" for s, i, c in repeated[:5])
+        raise ValueError(
+            f"Item ids in column {item_column!r} must be unique within each system; "
+            f"{len(repeated)} repeat: {shown}{' …' if len(repeated) > 5 else ''}. Remove the "
+            f"duplicate rows, or give distinct items distinct ids."
+        )
+    item_strata: dict[Any, set] = defaultdict(set)
+    item_verdicts: dict[Any, dict] = defaultdict(dict)
+    for s, t, i, v in rows:
+        item_strata[i].add(t)
+        if v is not None:
+            item_verdicts[i][s] = v
+    mixed = [(i, ts) for i, ts in item_strata.items() if len(ts) > 1]
+    if mixed:
+        shown = ", ".join(f"{i!r} ({_sorted_labels(ts)!r})" for i, ts in mixed[:5])
+        raise ValueError(
+            f"An item must lie in one stratum for every system; {len(mixed)} item ids in "
+            f"column {item_column!r} have several: {shown}{' …' if len(mixed) > 5 else ''}. "
+            f"Make the stratum column constant per item."
+        )
+    t_index = {t: j for j, t in enumerate(strata)}
+    counter: Counter = Counter()
+    for i, verdicts in item_verdicts.items():
+        if len(verdicts) == len(systems):
+            pattern = "".join("1" if verdicts[s] else "0" for s in systems)
+            counter[(t_index[next(iter(item_strata[i]))], pattern)] += 1
+    if not counter:
+        raise ValueError(
+            f"No item id in column {item_column!r} has a judge verdict for every system "
+            f"({list(systems)!r}), so there is no joint verdict table."
+            f"{_why_nothing_shared(item_verdicts, systems)} Check that the item ids name the "
+            f"same item across systems, select the systems that share items first, or omit "
+            f"item= for unpaired counts."
+        )
+    patterns = sorted({p for _, p in counter}, reverse=True)
+    table = np.zeros((len(strata), len(patterns)), dtype=np.int64)
+    for (j, p), c in counter.items():
+        table[j, patterns.index(p)] += c
+    verdict = _parse_patterns(patterns, len(systems), systems)
+    return table, verdict
+
+
+def _why_nothing_shared(item_verdicts: Mapping, systems) -> str:
+    """Name the systems that share no item with the others, and ids that differ only in type."""
+    ids: dict[Any, set] = defaultdict(set)
+    for i, verdicts in item_verdicts.items():
+        for s in verdicts:
+            ids[s].add(i)
+    alone = [s for s in systems if not ids[s] & set().union(*(ids[o] for o in systems if o != s))]
+    hints = []
+    if alone:
+        hints.append(f" Systems {alone!r} share no item id with any other system.")
+    as_text = [{str(i) for i in ids[s]} for s in systems]
+    if set.intersection(*as_text) and len({type(i) for i in item_verdicts}) > 1:
+        types = sorted({type(i).__name__ for i in item_verdicts})
+        hints.append(
+            f" Some ids match only as text: the column mixes types {types} (e.g. 1 and '1'); "
+            f"convert it to one type."
+        )
+    return "".join(hints)
+
+
+def _attach_joint(ds: xr.Dataset, joint, systems: list, strata: list) -> xr.Dataset:
+    """Add a user-given joint verdict table (array or DataArray) to a counts dataset."""
+    n_systems = len(systems)
+    if isinstance(joint, xr.DataArray):
+        da = joint.reset_coords(drop=True)
+    else:
+        values = np.asarray(joint)
+        if n_systems > MAX_FULL_SYSTEMS:
+            raise ValueError(
+                f"With {n_systems} systems, pass joint as an xarray.DataArray over the observed "
+                f"patterns only (dims ('stratum', 'pattern')); a full table would have "
+                f"2**{n_systems} columns."
+            )
+        width = 2**n_systems
+        if values.ndim == 1 and len(strata) == 1:
+            values = values[None, :]
+        if values.ndim != 2 or values.shape != (len(strata), width):
+            raise ValueError(
+                f"joint must have shape (stratum, 2**K) = {(len(strata), width)}, one column "
+                f"per verdict pattern in the order {all_patterns(n_systems)[:4]}"
+                f"{' …' if width > 4 else ''}; got shape {values.shape}."
+            )
+        da = xr.DataArray(values, dims=JOINT_DIMS, coords={PATTERN: all_patterns(n_systems)})
+    values, matrix = _joint_arrays(da, None, systems, strata)
+    table, patterns, matrix = _canonical_joint(values, matrix)
+    return ds.assign({JOINT: (JOINT_DIMS, table)}).assign_coords(
+        {
+            PATTERN: np.array(patterns, dtype=f"<U{max(n_systems, 1)}"),
+            VERDICT: ((PATTERN, "system"), matrix),
+        }
+    )
 
 
 # ------------------------------------------------------------------------- the class
@@ -437,6 +707,12 @@ class JudgeCounts:
     :meth:`with_calibration_from` to supply calibration. Only the dimension coordinates are
     kept; other coordinates are dropped, attributes are kept.
 
+    The dataset may also hold the optional joint verdict table ``joint`` (dims
+    ``("stratum", "pattern")``, with the coordinate ``verdict`` (pattern, system)) of the
+    systems' test verdicts on shared items; see :attr:`joint`. It is checked against ``n``
+    and ``k`` (shared items are among each system's test items) and re-marginalised when
+    systems are selected.
+
     Examples
     --------
     >>> import xarray as xr
@@ -461,12 +737,26 @@ class JudgeCounts:
             )
         present = list(dataset.data_vars)
         missing = [f for f in FIELDS if f not in dataset.data_vars]
-        extra = [v for v in present if v not in FIELDS]
+        extra = [v for v in present if v not in (*FIELDS, JOINT)]
         if missing or extra:
             raise ValueError(
-                f"The dataset must hold exactly the count variables {list(FIELDS)}; "
-                f"missing {missing}, unexpected {extra} (it holds {present}). Rename or drop "
-                f"variables so that exactly these six remain."
+                f"The dataset must hold exactly the count variables {list(FIELDS)} (and "
+                f"optionally the joint verdict table {JOINT!r}); missing {missing}, unexpected "
+                f"{extra} (it holds {present}). Rename or drop variables so that exactly these "
+                f"remain."
+            )
+        joint = dataset[JOINT] if JOINT in dataset.data_vars else None
+        verdict = (
+            dataset.coords[VERDICT] if joint is not None and VERDICT in dataset.coords else None
+        )
+        if joint is not None:
+            if verdict is not None and set(verdict.dims) != {PATTERN, "system"}:
+                raise ValueError(
+                    f"The {VERDICT!r} coordinate must have dims ('pattern', 'system'); got "
+                    f"{verdict.dims}."
+                )
+            dataset = dataset.drop_vars(
+                [v for v in (JOINT, VERDICT, PATTERN) if v in dataset.variables]
             )
         unknown = [d for d in dataset.dims if d not in DIMS]
         if unknown:
@@ -488,6 +778,19 @@ class JudgeCounts:
         strata = _label_array("stratum", dataset.indexes["stratum"].tolist())
         arrays = {f: dataset[f].broadcast_like(dataset).transpose(*DIMS).values for f in FIELDS}
         checked = _check_counts(arrays, systems.tolist(), strata.tolist())
+        data_vars = {f: (DIMS, checked[f]) for f in FIELDS}
+        coords = {"system": systems, "stratum": strata}
+        if joint is not None:
+            if verdict is not None:
+                verdict = verdict.transpose(PATTERN, "system").values
+            values, matrix = _joint_arrays(joint, verdict, systems.tolist(), strata.tolist())
+            table, patterns, matrix = _canonical_joint(values, matrix)
+            _check_joint_against_counts(
+                table, matrix, checked["n"], checked["k"], systems.tolist(), strata.tolist()
+            )
+            data_vars[JOINT] = (JOINT_DIMS, table)
+            coords[PATTERN] = np.array(patterns, dtype=f"<U{max(len(systems), 1)}")
+            coords[VERDICT] = ((PATTERN, "system"), matrix)
         attrs = dict(dataset.attrs)
         shared = _shared_dims(attrs.get(SHARED_ATTR, ""))
         for dim in shared:
@@ -505,11 +808,7 @@ class JudgeCounts:
             attrs[SHARED_ATTR] = ",".join(shared)
         else:
             attrs.pop(SHARED_ATTR, None)
-        self._ds = xr.Dataset(
-            {f: (DIMS, checked[f]) for f in FIELDS},
-            coords={"system": systems, "stratum": strata},
-            attrs=attrs,
-        )
+        self._ds = xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
     # ------------------------------------------------------------------ constructors
 
@@ -525,6 +824,7 @@ class JudgeCounts:
         tp=None,
         system=None,
         stratum=None,
+        joint=None,
     ) -> JudgeCounts:
         """Build counts from numbers: scalars, or arrays with one entry per group.
 
@@ -543,6 +843,14 @@ class JudgeCounts:
             Group labels. 1-D counts need ``system`` or ``stratum`` (one label per entry);
             2-D counts need both (shape ``(len(system), len(stratum))``). Scalars are used
             for every group. An absent dimension gets the single label ``"all"``.
+        joint : array_like or xarray.DataArray, optional
+            Joint verdict table of the systems' test verdicts on shared items (items judged
+            for every system): counts of shape ``(stratum, 2**K)`` (or ``(2**K,)`` for one
+            stratum), columns in the order of :func:`all_patterns` (``"1…1"`` first;
+            character ``j`` is the verdict on system ``j``, ``"1"`` = judged correct); or a
+            DataArray with dims ``("stratum", "pattern")`` (or ``"pattern"`` only, for one
+            stratum) and pattern labels such as ``"10"`` in the order of ``system`` (any
+            subset of the patterns).
 
         Returns
         -------
@@ -626,12 +934,13 @@ class JudgeCounts:
         systems = systems if systems is not None else np.array([DEFAULT_LABEL])
         strata = strata if strata is not None else np.array([DEFAULT_LABEL])
         checked = _check_counts(arrays, systems.tolist(), strata.tolist())
-        return cls(
-            xr.Dataset(
-                {f: (DIMS, checked[f]) for f in FIELDS},
-                coords={"system": systems, "stratum": strata},
-            )
+        ds = xr.Dataset(
+            {f: (DIMS, checked[f]) for f in FIELDS},
+            coords={"system": systems, "stratum": strata},
         )
+        if joint is not None:
+            ds = _attach_joint(ds, joint, systems.tolist(), strata.tolist())
+        return cls(ds)
 
     @classmethod
     def from_frames(
@@ -644,6 +953,7 @@ class JudgeCounts:
         system: str | None = None,
         stratum: str | None = None,
         positive=None,
+        item: str | None = None,
     ) -> JudgeCounts:
         """Count item-level tables of judge verdicts and human labels.
 
@@ -667,6 +977,11 @@ class JudgeCounts:
             The label value meaning "correct", for labels outside the recognised vocabulary.
             A scalar applies to every label column; a mapping ``{column: value}`` to the named
             columns only. String values are compared stripped and lowercased.
+        item : str, optional
+            Name of an item-id column of the test table. When given, the items judged for
+            every system (shared items) are also counted by stratum and by the pattern of
+            the judge's verdicts across systems: the joint verdict table :attr:`joint`, which
+            paired comparisons use. ``n`` and ``k`` still count all of a system's items.
 
         Returns
         -------
@@ -679,7 +994,9 @@ class JudgeCounts:
             If a column is missing (the message lists the columns that exist), a group column
             has missing values, a label column holds unrecognised values (the message lists
             them with row counts and suggests ``positive=``), ``positive`` leaves more than
-            one other value, or a file type cannot be read.
+            one other value, or a file type cannot be read. With ``item``: if an item id is
+            missing, repeats within a system (the message names the ids), lies in different
+            strata for different systems, or no item has a verdict for every system.
         TypeError
             If a table is not a dataframe or a path.
         FileNotFoundError
@@ -712,6 +1029,15 @@ class JudgeCounts:
         types: by type name, then text), so the result does not depend on row order or
         engine. A group whose rows all lack labels is kept with zero counts.
 
+        *Items.* With ``item``, an item enters the joint table when every system has a
+        (non-missing) verdict on it; rows with a missing verdict are dropped with the
+        :class:`~bayesjudge.warnings.MissingLabelWarning` above, so their item is then not
+        shared. Items not shared by all systems stay in ``n`` and ``k`` — nothing is dropped
+        from the estimates; how many there are per system is shown in the repr and in
+        ``counts.joint.attrs["unshared_items"]``, and comparisons treat them as unpaired.
+        Only the test table is read for the joint table; the calibration table ignores
+        ``item``.
+
         References
         ----------
         .. [1] Lee et al., "How to Correctly Report LLM-as-a-Judge Evaluations", Sec. 2
@@ -741,12 +1067,17 @@ class JudgeCounts:
                     f"judge ({judge!r}) or human ({human!r}) column names as keys."
                 )
         groups = {"system": system, "stratum": stratum}
+        if item is not None and test is None:
+            raise ValueError("item= names a column of the test table; pass a test table.")
         test_counts: dict[tuple, Counter] = {}
         calib_counts: dict[tuple, Counter] = {}
+        item_rows = None
         if test is not None:
-            test_counts = _count_table(test, "test", {"judge": judge}, groups, positive)
+            test_counts, item_rows = _count_table(
+                test, "test", {"judge": judge}, groups, positive, item=item
+            )
         if calibration is not None:
-            calib_counts = _count_table(
+            calib_counts, _ = _count_table(
                 calibration, "calibration", {"judge": judge, "human": human}, groups, positive
             )
         all_groups = set(test_counts) | set(calib_counts)
@@ -777,15 +1108,19 @@ class JudgeCounts:
                 else:
                     arrays["m0"][i, j] += c
                     arrays["tn"][i, j] += c * (1 - verdict)
-        return cls(
-            xr.Dataset(
-                {f: (DIMS, arrays[f]) for f in FIELDS},
-                coords={
-                    "system": _label_array("system", systems),
-                    "stratum": _label_array("stratum", strata),
-                },
-            )
+        ds = xr.Dataset(
+            {f: (DIMS, arrays[f]) for f in FIELDS},
+            coords={
+                "system": _label_array("system", systems),
+                "stratum": _label_array("stratum", strata),
+            },
         )
+        if item_rows is not None:
+            table, matrix = _joint_from_items(item_rows, systems, strata, item)
+            ds = ds.assign({JOINT: (JOINT_DIMS, table)}).assign_coords(
+                {VERDICT: ((PATTERN, "system"), matrix)}
+            )
+        return cls(ds)
 
     # ------------------------------------------------------------------- accessors
 
@@ -833,6 +1168,165 @@ class JudgeCounts:
     def strata(self) -> list:
         """Stratum labels, in coordinate order."""
         return self._ds.indexes["stratum"].tolist()
+
+    @property
+    def has_joint(self) -> bool:
+        """Whether the counts carry a joint verdict table (see :attr:`joint`).
+
+        Examples
+        --------
+        >>> JudgeCounts.from_counts(n=[3, 3], k=[2, 1], system=["a", "b"]).has_joint
+        False
+        """
+        return JOINT in self._ds.data_vars
+
+    @property
+    def joint(self) -> xr.DataArray | None:
+        """Joint verdict table of the systems' test verdicts on shared items, or None.
+
+        Shared items are the test items judged for every system (see
+        :meth:`from_frames` with ``item=``). The table counts them per stratum and per
+        pattern of verdicts: coordinate ``pattern`` holds strings of ``"1"``/``"0"`` of length
+        K in :attr:`systems` order (``"10"``: first system judged correct, second judged
+        incorrect); only observed patterns are stored, ``"1…1"`` first. The same 0/1 matrix,
+        dims ``("pattern", "system")``, is :attr:`joint_verdicts` (and the coordinate
+        ``verdict`` of :attr:`dataset`; a DataArray cannot carry a coordinate over
+        ``system``, which is not one of its dims).
+
+        Returns
+        -------
+        xarray.DataArray or None
+            int64 counts, dims ``("stratum", "pattern")``. ``attrs`` give
+            ``systems`` (the system labels, the order of the pattern characters),
+            ``shared_items`` (total) and ``unshared_items`` (``{system: count}``, the
+            system's test items that are not in the table, ``n - shared`` summed over
+            strata). None when there is no joint table.
+
+        Examples
+        --------
+        >>> c = JudgeCounts.from_counts(n=[4, 5], k=[3, 2], system=["a", "b"],
+        ...                             joint=[2, 1, 0, 1])
+        >>> c.joint.pattern.values.tolist(), c.joint.values.ravel().tolist()
+        (['11', '10', '00'], [2, 1, 1])
+        >>> c.joint.attrs["unshared_items"]
+        {'a': 0, 'b': 1}
+        """
+        if not self.has_joint:
+            return None
+        joint = self._ds[JOINT].copy()
+        shared = joint.sum(JOINT_DIMS).item()
+        unshared = (self._ds["n"].sum("stratum") - joint.sum(JOINT_DIMS)).values.tolist()
+        joint.attrs = {
+            "description": "shared test items by verdict pattern (1 = judged correct), "
+            "characters in system order",
+            "systems": self.systems,
+            "shared_items": int(shared),
+            "unshared_items": dict(zip(self.systems, unshared, strict=True)),
+        }
+        return joint
+
+    @property
+    def joint_verdicts(self) -> xr.DataArray | None:
+        """The 0/1 verdict matrix of the joint table's patterns, or None.
+
+        Returns
+        -------
+        xarray.DataArray or None
+            int8, dims ``("pattern", "system")``: entry 1 where the pattern has the judge
+            calling that system correct. None when there is no joint table.
+
+        Examples
+        --------
+        >>> c = JudgeCounts.from_counts(n=[4, 5], k=[3, 2], system=["a", "b"],
+        ...                             joint=[2, 1, 0, 1])
+        >>> c.joint_verdicts.sel(system="a").values.tolist()
+        [1, 1, 0]
+        """
+        if not self.has_joint:
+            return None
+        return self._ds[VERDICT].rename("verdict")
+
+    def joint_table(self, full: bool = True) -> xr.DataArray:
+        """Return the joint verdict table, with all 2**K patterns when ``full``.
+
+        Parameters
+        ----------
+        full : bool, default True
+            Fill in the unobserved patterns with zeros, in the order of :func:`all_patterns`
+            (``"1…1"`` first). False returns :attr:`joint` as stored.
+
+        Returns
+        -------
+        xarray.DataArray
+            int64 counts, dims ``("stratum", "pattern")``, attrs as :attr:`joint`.
+
+        Raises
+        ------
+        ValueError
+            If there is no joint table, or ``full`` with more than 16 systems.
+
+        Examples
+        --------
+        >>> c = JudgeCounts.from_counts(n=[4, 5], k=[3, 2], system=["a", "b"],
+        ...                             joint=[2, 1, 0, 1])
+        >>> c.joint_table().values.ravel().tolist()
+        [2, 1, 0, 1]
+        """
+        joint = self._require_joint("joint_table")
+        if not full:
+            return joint
+        n_systems = len(self.systems)
+        if n_systems > MAX_FULL_SYSTEMS:
+            raise ValueError(
+                f"A full joint table of {n_systems} systems would have 2**{n_systems} "
+                f"patterns; use joint_table(full=False) (observed patterns) or pair_table()."
+            )
+        filled = joint.reindex({PATTERN: all_patterns(n_systems)}, fill_value=0)
+        filled.attrs = joint.attrs
+        return filled
+
+    def pair_table(self, a, b) -> xr.DataArray:
+        """Return the 2×2 table of two systems' verdicts on the shared items, per stratum.
+
+        Parameters
+        ----------
+        a, b : label
+            The two systems (distinct).
+
+        Returns
+        -------
+        xarray.DataArray
+            int64 counts, dims ``("stratum", "cell")``, cells ``["11", "10", "01", "00"]``
+            (``"10"``: ``a`` judged correct, ``b`` judged incorrect). Items shared by all
+            systems of these counts, marginalised over the other systems.
+
+        Raises
+        ------
+        ValueError
+            If there is no joint table, a label does not exist, or ``a == b``.
+
+        Examples
+        --------
+        >>> c = JudgeCounts.from_counts(n=[4, 5], k=[3, 2], system=["a", "b"],
+        ...                             joint=[2, 1, 0, 1])
+        >>> c.pair_table("b", "a").values.ravel().tolist()
+        [2, 0, 1, 1]
+        """
+        self._require_joint("pair_table")
+        if _plain(a) == _plain(b):
+            raise ValueError(f"pair_table needs two different systems; got {a!r} twice.")
+        table = self.sel(system=[a, b]).joint_table(full=True).rename({PATTERN: "cell"})
+        table.attrs = {"systems": f"{a}, {b}"}
+        return table
+
+    def _require_joint(self, what: str) -> xr.DataArray:
+        if not self.has_joint:
+            raise ValueError(
+                f"{what} needs a joint verdict table, and these counts have none; count item "
+                f"tables with JudgeCounts.from_frames(..., item='item') or pass "
+                f"from_counts(..., joint=...)."
+            )
+        return self.joint
 
     @property
     def calibration_shared_over(self) -> tuple[str, ...]:
@@ -911,11 +1405,24 @@ class JudgeCounts:
             f"strat{'a' if t != 1 else 'um'}, {n_test} test items, {n_cal} calibration items"
         )
 
+    def _joint_line(self) -> str:
+        if not self.has_joint:
+            return ""
+        attrs = self.joint.attrs
+        unshared = ", ".join(f"{s}: {c}" for s, c in attrs["unshared_items"].items())
+        return (
+            f"Joint verdict table: {attrs['shared_items']} test items judged for all "
+            f"{len(self.systems)} systems, {self._ds.sizes[PATTERN]} observed patterns; test "
+            f"items not in it (unpaired) — {unshared}"
+        )
+
     def __repr__(self) -> str:
-        return f"{self._header()}\n{self._ds!r}"
+        joint = f"\n{self._joint_line()}" if self.has_joint else ""
+        return f"{self._header()}{joint}\n{self._ds!r}"
 
     def _repr_html_(self) -> str:
-        return f"<p><b>{self._header()}</b></p>{self._ds._repr_html_()}"
+        joint = f"<p>{self._joint_line()}</p>" if self.has_joint else ""
+        return f"<p><b>{self._header()}</b></p>{joint}{self._ds._repr_html_()}"
 
     # ----------------------------------------------------------- derived quantities
 
@@ -1091,7 +1598,9 @@ class JudgeCounts:
         Notes
         -----
         Unlike :meth:`xarray.Dataset.sel`, a scalar label does not drop the dimension, so the
-        result is still a valid :class:`JudgeCounts`.
+        result is still a valid :class:`JudgeCounts`. A joint verdict table is kept: selected
+        strata keep their rows, and selected systems get the patterns re-marginalised to them
+        (over the items shared by all the original systems).
 
         Examples
         --------
@@ -1132,7 +1641,8 @@ class JudgeCounts:
         same two dimensions. Pooling calibration over systems gives the "shared calibration"
         of Fiedler, valid only if the judge's error rates do not differ between systems
         (check :meth:`youden_hat` per system first). Pooling test counts over strata is the
-        unweighted total; it is not a stratified estimate.
+        unweighted total; it is not a stratified estimate. A joint verdict table is summed
+        over pooled strata and dropped when systems are pooled.
 
         References
         ----------
@@ -1151,6 +1661,9 @@ class JudgeCounts:
         ds.update(self._summed_calibration(dims))
         ds.attrs[SHARED_ATTR] = ",".join(d for d in self.calibration_shared_over if d not in dims)
         ds = ds.expand_dims({d: [POOLED_LABEL] for d in dims}).transpose(*DIMS)
+        if self.has_joint and "system" not in dims:  # pooled systems have no joint verdicts
+            joint = self._ds[JOINT].sum("stratum").expand_dims(stratum=[POOLED_LABEL])
+            ds = ds.assign({JOINT: joint.transpose(*JOINT_DIMS)})
         return JudgeCounts(ds)
 
     def with_calibration_from(self, other: JudgeCounts) -> JudgeCounts:
@@ -1283,4 +1796,4 @@ class JudgeCounts:
              a 10  5
              b 20  9
         """
-        return self._ds.to_dataframe().reset_index()[[*DIMS, *FIELDS]]
+        return self._ds[list(FIELDS)].to_dataframe().reset_index()[[*DIMS, *FIELDS]]

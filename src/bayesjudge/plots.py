@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["plot_ppc"]
+__all__ = ["plot_differences", "plot_judge", "plot_ppc", "plot_theta_forest"]
 
 _SHARE = {
     "k": ("n", "share judged correct, k / n"),
@@ -88,4 +88,237 @@ def plot_ppc(check, ci_prob: float = 0.95, ax=None):
         axis.set_title(title)
         axis.set_ylim(-0.02, 1.02)
     ax[0].legend(loc="best", fontsize="small")
+    return ax
+
+
+# ----------------------------------------------------------------------------- forest plots
+
+#: Colours and markers of the estimators in the forest plots (others cycle through C3, C4, ...).
+_METHOD_STYLE = {
+    "naive": ("0.55", "s"),
+    "Lang–Reiczigel": ("C0", "o"),
+    "closed form": ("C0", "o"),
+    "frequentist": ("C0", "o"),
+    "Bayesian": ("C1", "D"),
+}
+
+
+def _style(method: str, index: int) -> tuple[str, str]:
+    for key, style in _METHOD_STYLE.items():
+        if str(method).startswith(key):
+            return style
+    return f"C{(index + 2) % 10}", "^"
+
+
+def _require(frame, columns: list[str], what: str) -> None:
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        raise ValueError(
+            f"{what} needs the columns {columns}; {missing} are missing (the frame has "
+            f"{list(frame.columns)})."
+        )
+
+
+def _new_axes(count: int, ax, width: float, height: float):
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(1, count, figsize=(width * count, height), squeeze=False)
+    ax = np.asarray(ax).ravel()
+    if ax.size != count:
+        raise ValueError(f"ax must hold {count} Axes (one per panel); got {ax.size}.")
+    return ax
+
+
+def _hide_repeated_labels(ax) -> None:
+    """Drop the y tick labels of panels that stand in the first panel's row (same labels)."""
+    first = ax[0].get_subplotspec()
+    if first is None:
+        return
+    for axis in ax[1:]:
+        spec = axis.get_subplotspec()
+        if spec is not None and spec.rowspan == first.rowspan:
+            axis.tick_params(labelleft=False)
+
+
+def _forest_panel(axis, frame, label_col: str, value: str, lower: str, upper: str, labels):
+    """Draw one forest panel: one row per label, one offset marker per method, top to bottom."""
+    methods = list(dict.fromkeys(frame["method"]))
+    step = 0.7 / max(len(methods), 1)
+    y = {label: len(labels) - 1 - i for i, label in enumerate(labels)}
+    for m_index, method in enumerate(methods):
+        rows = frame[frame["method"] == method]
+        colour, marker = _style(method, m_index)
+        offset = 0.35 - step / 2 - m_index * step if len(methods) > 1 else 0.0
+        ys = np.array([y[v] for v in rows[label_col]], dtype=float) + offset
+        est = rows[value].to_numpy(float)
+        lo, hi = rows[lower].to_numpy(float), rows[upper].to_numpy(float)
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        axis.hlines(ys[ok], lo[ok], hi[ok], color=colour, lw=2)
+        axis.plot(est, ys, marker, color=colour, label=method, ms=5)
+    axis.set_yticks(list(y.values()), list(y.keys()))
+    axis.set_ylim(-0.6, len(labels) - 0.4)
+    axis.grid(axis="x", color="0.9")
+    axis.set_axisbelow(True)
+
+
+def plot_theta_forest(frame, ax=None, xlabel: str = "true accuracy θ"):
+    """Forest plot of θ per system (one panel per stratum), one row per estimator.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy rows with columns ``system``, ``stratum``, ``method`` (e.g. ``"naive p̂"``,
+        ``"Lang–Reiczigel"``, ``"Bayesian"``), ``estimate``, ``lower`` and ``upper``.
+    ax : sequence of matplotlib Axes, optional
+        One Axes per stratum; a new figure is made when None.
+    xlabel : str, default "true accuracy θ"
+        Label of the x axis.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"system": ["a", "a", "b", "b"], "stratum": "all",
+    ...                       "method": ["naive p̂", "Lang–Reiczigel"] * 2,
+    ...                       "estimate": [0.6, 0.55, 0.7, 0.72],
+    ...                       "lower": [0.55, 0.45, 0.65, 0.6], "upper": [0.65, 0.65, 0.75, 0.84]})
+    >>> axes = plot_theta_forest(frame)
+    >>> [t.get_text() for t in axes[0].get_yticklabels()]
+    ['a', 'b']
+    """
+    _require(
+        frame, ["system", "stratum", "method", "estimate", "lower", "upper"], "plot_theta_forest"
+    )
+    strata = list(dict.fromkeys(frame["stratum"]))
+    ax = _new_axes(len(strata), ax, 4.2, 0.55 * frame["system"].nunique() + 1.6)
+    systems = list(dict.fromkeys(frame["system"]))
+    for axis, stratum in zip(ax, strata, strict=True):
+        rows = frame[frame["stratum"] == stratum]
+        _forest_panel(axis, rows, "system", "estimate", "lower", "upper", systems)
+        axis.set_xlim(-0.02, 1.02)
+        axis.set_xlabel(xlabel)
+        axis.set_title(f"stratum {stratum}" if len(strata) > 1 else "all items")
+    _hide_repeated_labels(ax)
+    ax[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return ax
+
+
+def plot_differences(frame, ax=None, xlabel: str | None = None):
+    """Forest plot of pairwise differences with P(a > b) written beside each pair.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy rows with columns ``pair`` (``"a - b"``), ``stratum``, ``method``, ``estimate``,
+        ``lower``, ``upper`` and optionally ``prob_greater`` (P(θ_a > θ_b), written as
+        ``P = ...`` right of its pair's row where not NaN).
+    ax : sequence of matplotlib Axes, optional
+        One Axes per stratum; a new figure is made when None.
+    xlabel : str, optional
+        Label of the x axis; default "difference θ_a − θ_b", with "; P = P(θ_a > θ_b)" when
+        probabilities are shown.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"pair": ["a - b"], "stratum": ["all"], "method": ["Bayesian"],
+    ...                       "estimate": [0.1], "lower": [0.02], "upper": [0.18],
+    ...                       "prob_greater": [0.99]})
+    >>> axes = plot_differences(frame)
+    >>> [t.get_text() for t in axes[0].texts]
+    ['P = 0.990']
+    """
+    _require(frame, ["pair", "stratum", "method", "estimate", "lower", "upper"], "plot_differences")
+    strata = list(dict.fromkeys(frame["stratum"]))
+    pairs = list(dict.fromkeys(frame["pair"]))
+    ax = _new_axes(len(strata), ax, 5.0, 0.55 * len(pairs) + 1.6)
+    if xlabel is None:
+        shown = "prob_greater" in frame and frame["prob_greater"].notna().any()
+        xlabel = "difference θ_a − θ_b" + ("; P = P(θ_a > θ_b)" if shown else "")
+    for axis, stratum in zip(ax, strata, strict=True):
+        rows = frame[frame["stratum"] == stratum]
+        _forest_panel(axis, rows, "pair", "estimate", "lower", "upper", pairs)
+        axis.axvline(0, color="0.3", lw=0.8, ls="--")
+        axis.set_xlabel(xlabel)
+        axis.set_title(f"stratum {stratum}" if len(strata) > 1 else "all items")
+        if "prob_greater" in rows:
+            for i, pair in enumerate(pairs):
+                prob = rows.loc[rows["pair"] == pair, "prob_greater"].dropna()
+                if len(prob):
+                    p = float(prob.iloc[0])
+                    shown = "< 0.001" if p < 0.0005 else "> 0.999" if p >= 0.9995 else f"= {p:.3f}"
+                    axis.text(
+                        1.02,
+                        len(pairs) - 1 - i,
+                        f"P {shown}",
+                        transform=axis.get_yaxis_transform(),
+                        va="center",
+                        fontsize="small",
+                    )
+    ax[0].legend(loc="best", fontsize="small")
+    return ax
+
+
+def plot_judge(frame, ax=None):
+    """Judge diagnostics: q0, q1 and J = q0 + q1 − 1 per group with intervals.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy rows with columns ``system``, ``stratum``, ``method`` and, for each of ``q0``,
+        ``q1`` and ``J``, the estimate and its ``_lower``/``_upper`` bounds (``q0``,
+        ``q0_lower``, ``q0_upper``, ...).
+    ax : sequence of 3 matplotlib Axes, optional
+        Axes for q0, q1 and J; a new figure is made when None.
+
+    Returns
+    -------
+    numpy.ndarray of matplotlib.axes.Axes
+
+    Notes
+    -----
+    The J panel marks 0 (a judge no better than chance) and 0.2, below which the corrected
+    estimate's error is amplified more than 5× (``bayesjudge.estimate.LOW_J_THRESHOLD``).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"system": ["a"], "stratum": ["all"], "method": ["closed form"],
+    ...                       "q0": [0.7], "q0_lower": [0.6], "q0_upper": [0.78],
+    ...                       "q1": [0.9], "q1_lower": [0.82], "q1_upper": [0.95],
+    ...                       "J": [0.6], "J_lower": [0.48], "J_upper": [0.7]})
+    >>> [a.get_title() for a in plot_judge(frame)]
+    ['specificity q0', 'sensitivity q1', 'Youden J = q0 + q1 − 1']
+    """
+    columns = ["system", "stratum", "method"]
+    columns += [f"{v}{s}" for v in ("q0", "q1", "J") for s in ("", "_lower", "_upper")]
+    _require(frame, columns, "plot_judge")
+    frame = frame.copy()
+    several = frame["stratum"].nunique() > 1
+    frame["group"] = [
+        f"{a} / {b}" if several else str(a)
+        for a, b in zip(frame["system"], frame["stratum"], strict=True)
+    ]
+    groups = list(dict.fromkeys(frame["group"]))
+    ax = _new_axes(3, ax, 3.8, 0.5 * len(groups) + 1.6)
+    titles = ("specificity q0", "sensitivity q1", "Youden J = q0 + q1 − 1")
+    for axis, var, title in zip(ax, ("q0", "q1", "J"), titles, strict=True):
+        _forest_panel(axis, frame, "group", var, f"{var}_lower", f"{var}_upper", groups)
+        axis.set_title(title)
+        if var == "J":
+            axis.axvline(0, color="C3", lw=0.8, ls="--")
+            axis.axvline(0.2, color="0.5", lw=0.8, ls=":")
+            axis.set_xlim(-1.02, 1.02)
+        else:
+            axis.set_xlim(-0.02, 1.02)
+    _hide_repeated_labels(ax)
+    ax[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return ax

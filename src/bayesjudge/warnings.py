@@ -13,9 +13,12 @@ from __future__ import annotations
 
 __all__ = [
     "BayesJudgeWarning",
+    "CalibrationDesignWarning",
+    "CalibrationSizeWarning",
     "ConvergenceWarning",
     "LowJudgeQualityWarning",
     "MissingLabelWarning",
+    "NearTieWarning",
     "SmallSampleWarning",
 ]
 
@@ -45,4 +48,31 @@ class ConvergenceWarning(BayesJudgeWarning):
 
     The message gives the numbers and what to try: more tuning or draws, a higher
     ``target_accept``, or another calibration model.
+    """
+
+
+class CalibrationDesignWarning(BayesJudgeWarning):
+    """The judge's Youden index differs between systems (a ΔJ interval excludes 0).
+
+    One calibration set shared between the systems is then not defensible: the comparison
+    is biased by an amount amplified by 1/J (Fiedler, Sec. 4.4 and App. C). The message gives
+    ΔJ with its interval and the bias that sharing implies; use system-specific (or, with
+    three or more systems, hierarchical) calibration.
+    """
+
+
+class NearTieWarning(BayesJudgeWarning):
+    """A difference Δθ between two systems is a near tie.
+
+    Zero lies within half the half-width of an end of the Δθ interval (just inside or just
+    outside it), so a small residual bias could change the conclusion (Fiedler, Sec. 4.4 and
+    Sec. 7). Report the comparison as undecided or collect more data.
+    """
+
+
+class CalibrationSizeWarning(BayesJudgeWarning):
+    """The calibration set is too small for the requested interval width.
+
+    The message gives the calibration size and split predicted to reach the target
+    (:func:`bayesjudge.allocation_report`), or says that the test set alone is too small.
     """

@@ -31,17 +31,28 @@ from bayesjudge.core.exact import (
     exact_theta_interval,
 )
 from bayesjudge.core.naive import naive
+from bayesjudge.core.paired import (
+    DeltaDifference,
+    PairedDifference,
+    naive_difference_bias,
+    paired_bootstrap,
+    rg_difference_se,
+    shared_calibration_bias,
+    system_pairs,
+)
 from bayesjudge.core.ppi import PPIEstimate, ppi_mean
 from bayesjudge.core.youden import youden, youden_difference
 
 __all__ = [
     "HUMAN_ONLY_Q_THRESHOLD",
+    "DeltaDifference",
     "EstimateInterval",
     "ExactPosterior",
     "ExactSummary",
     "Interval",
     "Marginal",
     "PPIEstimate",
+    "PairedDifference",
     "adjusted_estimates",
     "allocate_calibration",
     "allocation_report",
@@ -57,8 +68,13 @@ __all__ = [
     "lang_reiczigel_interval",
     "lang_reiczigel_length",
     "naive",
+    "naive_difference_bias",
+    "paired_bootstrap",
     "ppi_mean",
+    "rg_difference_se",
     "rogan_gladen",
+    "shared_calibration_bias",
+    "system_pairs",
     "variance_vs_human_only",
     "youden",
     "youden_difference",

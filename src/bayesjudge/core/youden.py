@@ -4,7 +4,8 @@ J is the denominator of every bias correction (Lee et al., eq. 5), so a small J 
 error of the corrected estimate by 1/J; ΔJ measures how differently the judge behaves on two
 models' responses, which decides whether one calibration set may be shared between them
 (Fiedler, Sec. 4.4). Both are sums of independent binomial proportions, so their intervals
-are closed-form intervals for linear combinations of proportions.
+are closed-form intervals for linear combinations of proportions; ``method="bootstrap"``
+gives Fiedler's percentile bootstrap over the calibration items instead.
 """
 
 from __future__ import annotations
@@ -14,11 +15,17 @@ from scipy import stats
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
 from bayesjudge.core._validation import as_count, check_alpha, check_not_greater, format_values
+from bayesjudge.core.bootstrap import (
+    _check_design,
+    _check_resamples,
+    _percentile_interval,
+    _resample_calibration,
+)
 from bayesjudge.core.naive import wilson_limits
 
 __all__ = ["youden", "youden_difference"]
 
-_METHODS = ("wald", "agresti-caffo", "newcombe")
+_METHODS = ("wald", "agresti-caffo", "newcombe", "bootstrap")
 
 
 def _check_method(method: str) -> str:
@@ -40,6 +47,50 @@ def _group(correct_name: str, correct, size_name: str, size, label: str):
     return correct, size
 
 
+def _broadcast(props):
+    try:
+        return np.broadcast_arrays(*(a for pair in props for a in pair))
+    except ValueError:
+        shapes = ", ".join(str(np.shape(x)) for pair in props for x in pair)
+        raise ValueError(
+            f"The counts must broadcast to a common shape; got shapes {shapes}. Pass scalars "
+            f"or arrays of matching shape."
+        ) from None
+
+
+def _bootstrap_youden(rng, tn, m0, tp, m1, n_resamples, calibration_design):
+    """Replicates of Ĵ* (trailing resample axis) and where they are undefined (m0* or m1* = 0)."""
+    tn_s, m0_s, tp_s, m1_s = _resample_calibration(
+        rng, tn, m0, tp, m1, n_resamples, calibration_design
+    )
+    undefined = (m0_s == 0) | (m1_s == 0)
+    j = tn_s / np.where(m0_s == 0, 1, m0_s) + tp_s / np.where(m1_s == 0, 1, m1_s) - 1.0
+    return np.where(undefined, 0.0, j), undefined
+
+
+def _bootstrap_interval(groups, alpha, n_resamples, random_seed, calibration_design):
+    """Percentile bootstrap of J (one calibration set) or ΔJ (two sets, a then b)."""
+    n_resamples = _check_resamples(n_resamples)
+    calibration_design = _check_design(calibration_design)
+    arrays = _broadcast(groups)
+    sets = [arrays[i : i + 4] for i in range(0, len(arrays), 4)]
+    rng = np.random.default_rng(random_seed)
+    signs = (1, -1)[: len(sets)]
+    est = sum(s * (tn / m0 + tp / m1 - 1) for s, (tn, m0, tp, m1) in zip(signs, sets, strict=True))
+    reps, undefined = None, None
+    for sign, (tn, m0, tp, m1) in zip(signs, sets, strict=True):
+        j_s, und = _bootstrap_youden(rng, tn, m0, tp, m1, n_resamples, calibration_design)
+        reps = sign * j_s if reps is None else reps + sign * j_s
+        undefined = und if undefined is None else undefined | und
+    bound = float(len(sets))
+    lower, upper = _percentile_interval(reps, undefined, alpha, -bound, bound)
+    return EstimateInterval(
+        scalar_or_array(np.asarray(est, dtype=float)),
+        scalar_or_array(lower),
+        scalar_or_array(upper),
+    )
+
+
 def _linear_interval(props, signs, offset, alpha, method, bound):
     """Interval for ``offset + sum(sign * x / m)`` over independent binomial proportions.
 
@@ -47,14 +98,7 @@ def _linear_interval(props, signs, offset, alpha, method, bound):
     with the interval clipped to ``[-bound, bound]``.
     """
     z = float(stats.norm.isf(alpha / 2))
-    try:
-        arrays = np.broadcast_arrays(*(a for pair in props for a in pair))
-    except ValueError:
-        shapes = ", ".join(str(np.shape(x)) for pair in props for x in pair)
-        raise ValueError(
-            f"The counts must broadcast to a common shape; got shapes {shapes}. Pass scalars "
-            f"or arrays of matching shape."
-        ) from None
+    arrays = _broadcast(props)
     xs, ms = arrays[0::2], arrays[1::2]
     est = offset + sum(s * x / m for s, x, m in zip(signs, xs, ms, strict=True))
     if method == "newcombe":
@@ -86,7 +130,18 @@ def _linear_interval(props, signs, offset, alpha, method, bound):
     )
 
 
-def youden(tn, m0, tp, m1, alpha: float = 0.05, method: str = "wald") -> EstimateInterval:
+def youden(
+    tn,
+    m0,
+    tp,
+    m1,
+    alpha: float = 0.05,
+    method: str = "wald",
+    *,
+    n_resamples: int = 10_000,
+    random_seed=None,
+    calibration_design: str = "stratified",
+) -> EstimateInterval:
     """Youden's J = q0 + q1 − 1 of a judge, with a confidence interval.
 
     Parameters
@@ -101,11 +156,21 @@ def youden(tn, m0, tp, m1, alpha: float = 0.05, method: str = "wald") -> Estimat
         Truly-correct calibration items (at least 1).
     alpha : float, default 0.05
         The interval has nominal level ``1 - alpha``.
-    method : {"wald", "agresti-caffo", "newcombe"}, default "wald"
+    method : {"wald", "agresti-caffo", "newcombe", "bootstrap"}, default "wald"
         ``"wald"``: Ĵ ± z √(q̂0(1−q̂0)/m0 + q̂1(1−q̂1)/m1). ``"agresti-caffo"``: the same
         after adding one success and one failure to each proportion, centred at the adjusted
         Ĵ. ``"newcombe"``: Newcombe's hybrid score interval built from the two Wilson
-        intervals.
+        intervals. ``"bootstrap"``: percentile interval of Ĵ* over ``n_resamples``
+        resamples of the calibration items (Fiedler, Sec. 4.3).
+    n_resamples : int, default 10_000
+        Bootstrap resamples (``method="bootstrap"`` only).
+    random_seed : int, numpy.random.Generator or None, default None
+        Seed for :func:`numpy.random.default_rng` (``method="bootstrap"`` only).
+    calibration_design : {"stratified", "random"}, default "stratified"
+        How the calibration items were drawn (``method="bootstrap"`` only):
+        ``"stratified"`` keeps ``m0`` and ``m1`` fixed (tn* ~ Binomial(m0, q̂0), tp* ~
+        Binomial(m1, q̂1)); ``"random"`` resamples the ``m0 + m1`` items as one multinomial
+        over the four cells, so ``m0*`` and ``m1*`` vary, as in Fiedler's App. E.4.
 
     Returns
     -------
@@ -139,7 +204,8 @@ def youden(tn, m0, tp, m1, alpha: float = 0.05, method: str = "wald") -> Estimat
     ----------
     Youden (1950), Cancer 3:32–35. Fiedler, "Bias and Uncertainty in LLM-as-a-Judge
     Estimation", Sec. 4.4 and Tables 1, 3, 6. Agresti & Caffo (2000), Am. Stat. 54:280–288.
-    Newcombe (1998), Stat. Med. 17:873–890 (method 10).
+    Newcombe (1998), Stat. Med. 17:873–890 (method 10). Efron & Tibshirani (1993),
+    *An Introduction to the Bootstrap*, ch. 13 (percentile interval).
 
     Examples
     --------
@@ -155,11 +221,21 @@ def youden(tn, m0, tp, m1, alpha: float = 0.05, method: str = "wald") -> Estimat
     1.000 [1.000, 1.000]
     >>> print("{:.3f} [{:.3f}, {:.3f}]".format(*youden(5, 5, 5, 5, method="agresti-caffo")))
     1.000 [0.348, 1.000]
+
+    The percentile bootstrap over the calibration items (seeded, so reproducible):
+
+    >>> r = youden(70, 100, 90, 100, method="bootstrap", n_resamples=2000, random_seed=0)
+    >>> print(f"{r.estimate:.3f} [{r.lower:.3f}, {r.upper:.3f}]")
+    0.600 [0.490, 0.710]
     """
     alpha = check_alpha(alpha)
     method = _check_method(method)
     tn, m0 = _group("tn", tn, "m0", m0, "truly-incorrect")
     tp, m1 = _group("tp", tp, "m1", m1, "truly-correct")
+    if method == "bootstrap":
+        return _bootstrap_interval(
+            [(tn, m0), (tp, m1)], alpha, n_resamples, random_seed, calibration_design
+        )
     return _linear_interval([(tn, m0), (tp, m1)], (1, 1), -1.0, alpha, method, bound=1.0)
 
 
@@ -174,6 +250,10 @@ def youden_difference(
     m1_b,
     alpha: float = 0.05,
     method: str = "wald",
+    *,
+    n_resamples: int = 10_000,
+    random_seed=None,
+    calibration_design: str = "stratified",
 ) -> EstimateInterval:
     """Difference ΔJ = J_a − J_b of the judge's Youden index on two calibration sets.
 
@@ -185,10 +265,14 @@ def youden_difference(
         Calibration counts of set ``b``.
     alpha : float, default 0.05
         The interval has nominal level ``1 - alpha``.
-    method : {"wald", "agresti-caffo", "newcombe"}, default "wald"
+    method : {"wald", "agresti-caffo", "newcombe", "bootstrap"}, default "wald"
         As in :func:`youden`, extended to four proportions: Wald adds the four binomial
         variances; Agresti–Caffo adds one success and one failure to each of the four;
-        Newcombe combines the four Wilson intervals (MOVER).
+        Newcombe combines the four Wilson intervals (MOVER). ``"bootstrap"``: percentile
+        interval of Ĵ_a* − Ĵ_b*, the two calibration sets resampled independently (set
+        ``a``'s draws first, then ``b``'s, from one generator).
+    n_resamples, random_seed, calibration_design
+        As in :func:`youden` (``method="bootstrap"`` only).
 
     Returns
     -------
@@ -215,6 +299,14 @@ def youden_difference(
     coverage of the nominal 95% interval was 94.5% (Wald), 95.9% (Agresti–Caffo, slightly
     conservative because all four proportions are adjusted) and 95.7% (Newcombe).
 
+    The bootstrap is Fiedler's interval (Tables 1 and 3). It needs no normal approximation
+    but inherits the percentile method's small-sample under-coverage: a proportion observed
+    at 0 or 1 is never resampled away from it, so with perfect small groups the interval
+    collapses as Wald's does (see ``tests/test_diagnostics.py`` for its simulated coverage).
+    Replicates with ``m0* = 0`` or ``m1* = 0`` (possible with ``calibration_design="random"``)
+    have no J; they are counted at −2 for the lower limit and +2 for the upper one, so the
+    interval is conservative rather than silently shorter.
+
     References
     ----------
     Fiedler, Sec. 4.4, Sec. 5, Tables 1 and 3, App. C. Agresti & Caffo (2000). Newcombe (1998).
@@ -225,6 +317,10 @@ def youden_difference(
     >>> d = youden_difference(51, 100, 89, 100, 57, 100, 95, 100)
     >>> print(f"{d.estimate:.2f} [{d.lower:.3f}, {d.upper:.3f}]")
     -0.12 [-0.277, 0.037]
+    >>> b = youden_difference(51, 100, 89, 100, 57, 100, 95, 100, method="bootstrap",
+    ...                       n_resamples=2000, random_seed=0)
+    >>> print(f"{b.estimate:.2f} [{b.lower:.3f}, {b.upper:.3f}]")
+    -0.12 [-0.280, 0.050]
     """
     alpha = check_alpha(alpha)
     method = _check_method(method)
@@ -234,4 +330,6 @@ def youden_difference(
         _group("tn_b", tn_b, "m0_b", m0_b, "truly-incorrect"),
         _group("tp_b", tp_b, "m1_b", m1_b, "truly-correct"),
     ]
+    if method == "bootstrap":
+        return _bootstrap_interval(groups, alpha, n_resamples, random_seed, calibration_design)
     return _linear_interval(groups, (1, 1, -1, -1), 0.0, alpha, method, bound=2.0)

@@ -7,12 +7,16 @@ Every model shares one likelihood per group g = (system, stratum)::
     tn   ~ Binomial(m0, q0)         calibration: truly incorrect items called incorrect
     tp   ~ Binomial(m1, q1)         calibration: truly correct items called correct
 
-and differs in how q0, q1 are shared between groups (``calibration=``). The model cards in
+and differs in how q0, q1 are shared between groups (``calibration=``). When the systems
+answered the same items (a joint verdict table, :attr:`JudgeCounts.joint`), the paired model
+(``paired=True``) replaces the independent θ's by a Dirichlet over the systems' joint
+correctness patterns and adds the joint verdict counts as a multinomial. The model cards in
 ``models/`` give the generative story, priors and assumptions of each.
 """
 
 from __future__ import annotations
 
+import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,12 +27,23 @@ import pytensor.tensor as pt
 
 from bayesjudge.data import DIMS, JudgeCounts
 from bayesjudge.models.priors import Priors
-from bayesjudge.warnings import SmallSampleWarning
+from bayesjudge.warnings import BayesJudgeWarning, SmallSampleWarning
 
-__all__ = ["CALIBRATIONS", "MODELS", "ModelSpec", "build_model", "model_config"]
+__all__ = [
+    "CALIBRATIONS",
+    "MAX_PAIRED_SYSTEMS",
+    "MODELS",
+    "ModelSpec",
+    "build_model",
+    "model_config",
+    "paired_cells",
+]
 
 CALIBRATIONS = ("separate", "shared", "hierarchical")
 AGGREGATES = ("test", "dirichlet")
+# The joint model has 2^K latent cells and 2^K verdict patterns per stratum; beyond K = 6 it
+# grows past 64 x 64 and fit_pairwise compares the systems two at a time instead.
+MAX_PAIRED_SYSTEMS = 6
 
 
 @dataclass(frozen=True)
@@ -56,6 +71,11 @@ MODELS: dict[str, ModelSpec] = {
         "stratified",
         "stratified.md",
         "theta_total per system: strata weighted by test counts or Dirichlet weights",
+    ),
+    "paired": ModelSpec(
+        "paired",
+        "paired.md",
+        "systems judged on the same items: Dirichlet over their joint correctness patterns",
     ),
 }
 
@@ -144,14 +164,19 @@ def model_config(
     priors: Priors | Mapping | None = None,
     aggregate="auto",
     judge_better_than_chance: bool = False,
+    paired: bool = False,
 ) -> dict:
     """Validate model options and return them as a JSON-friendly configuration dict.
+
+    ``paired`` must already be resolved to a bool (see :func:`resolve_paired`).
 
     Examples
     --------
     >>> model_config("shared", pool_over="system")["pool_over"]
     ['system']
     """
+    if not isinstance(paired, bool | np.bool_):
+        raise TypeError(f"paired must be True or False here; got {paired!r}.")
     if calibration not in CALIBRATIONS:
         raise ValueError(f"calibration must be one of {list(CALIBRATIONS)}; got {calibration!r}.")
     if priors is None:
@@ -198,6 +223,7 @@ def model_config(
         "priors": priors.to_dict(),
         "aggregate": aggregate,
         "judge_better_than_chance": bool(judge_better_than_chance),
+        "paired": bool(paired),
     }
 
 
@@ -253,6 +279,133 @@ def _warn_uncalibrated(cal, calibration: str, priors: Priors) -> None:
     )
 
 
+def paired_cells(n_systems: int) -> tuple[list[str], np.ndarray]:
+    """Labels and 0/1 matrix of the 2^K joint patterns of K systems, in binary order.
+
+    A pattern is a string of "1"/"0" in the systems' order ("10": the first system correct,
+    the second incorrect). The same labels serve the latent correctness cells (``cell``) and
+    the judge's verdict patterns (``pattern``) of the paired model.
+
+    Parameters
+    ----------
+    n_systems : int
+        K, the number of systems.
+
+    Returns
+    -------
+    labels : list of str
+        The 2^K patterns, ``"0…0"`` first and ``"1…1"`` last.
+    matrix : numpy.ndarray of int, shape (2^K, K)
+        ``matrix[c, s]`` = 1 when pattern c has system s correct.
+
+    Examples
+    --------
+    >>> labels, matrix = paired_cells(2)
+    >>> labels
+    ['00', '01', '10', '11']
+    >>> matrix.tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    """
+    labels = ["".join(bits) for bits in itertools.product("01", repeat=int(n_systems))]
+    matrix = np.array([[int(b) for b in label] for label in labels], dtype=np.int64)
+    return labels, matrix.reshape(len(labels), int(n_systems))
+
+
+def joint_counts(counts: JudgeCounts) -> np.ndarray | None:
+    """Return the joint verdict table of ``counts`` as an array (stratum, 2^K), or None.
+
+    Patterns are in the order of :func:`paired_cells`; patterns the table does not hold are 0.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> joint_counts(bj.JudgeCounts.from_counts(n=10, k=4)) is None
+    True
+    """
+    joint = getattr(counts, "joint", None)
+    if joint is None:
+        return None
+    n_systems = counts.sizes["system"]
+    labels, _ = paired_cells(n_systems)
+    index = {label: i for i, label in enumerate(labels)}
+    joint = joint.transpose("stratum", "pattern").sel(stratum=counts.strata)
+    out = np.zeros((counts.sizes["stratum"], len(labels)), dtype=np.int64)
+    for j, pattern in enumerate(joint["pattern"].values.tolist()):
+        out[:, index[str(pattern)]] += np.asarray(joint.values[:, j], dtype=np.int64)
+    return out
+
+
+def resolve_paired(counts: JudgeCounts, paired) -> bool:
+    """Decide whether the paired model applies: ``paired`` None, True or False.
+
+    None: paired when ``counts`` carry a joint verdict table of at least 2 systems (and at most
+    :data:`MAX_PAIRED_SYSTEMS`; with more, a warning and the unpaired model). True: requires
+    the table. False: the unpaired model.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> resolve_paired(bj.JudgeCounts.from_counts(n=10, k=4), None)
+    False
+    """
+    if paired is not None and not isinstance(paired, bool | np.bool_):
+        raise ValueError(f"paired must be None, True or False; got {paired!r}.")
+    has_joint = getattr(counts, "joint", None) is not None
+    n_systems = counts.sizes["system"]
+    if paired is None:
+        if not has_joint or n_systems < 2:
+            return False
+        if n_systems > MAX_PAIRED_SYSTEMS:
+            warnings.warn(
+                f"These counts pair {n_systems} systems on shared items, but the joint model "
+                f"is limited to K <= {MAX_PAIRED_SYSTEMS} (2^K cells); fitting the unpaired "
+                f"model, whose intervals of differences ignore the pairing. Use "
+                f"bayesjudge.fit_pairwise(counts) for paired differences two systems at a "
+                f"time, or pass paired=False to silence this.",
+                BayesJudgeWarning,
+                stacklevel=3,
+            )
+            return False
+        return True
+    if paired:
+        if not has_joint:
+            raise ValueError(
+                "paired=True needs the joint verdict table of the systems on shared items, "
+                "but these counts have none. Count item-level tables with "
+                "JudgeCounts.from_frames(test, calibration, system='system', item='item'), or "
+                "pass JudgeCounts.from_counts(..., joint=...); or use paired=False."
+            )
+        if n_systems > MAX_PAIRED_SYSTEMS:
+            raise ValueError(
+                f"paired=True models the joint correctness of all {n_systems} systems, "
+                f"2^{n_systems} cells per stratum; it is limited to K <= "
+                f"{MAX_PAIRED_SYSTEMS}. Use bayesjudge.fit_pairwise(counts) for the paired "
+                f"difference of every pair of systems, or select at most "
+                f"{MAX_PAIRED_SYSTEMS} systems with counts.sel(system=[...])."
+            )
+    return bool(paired)
+
+
+def paired_prior_concentration(priors: Priors, n_systems: int) -> np.ndarray:
+    """Return the Dirichlet parameters over the 2^K cells whose marginals are ``Priors.theta``.
+
+    With ``Priors.theta = (a, b)`` and r = a / (a + b), cell t gets
+    ``alpha_t = (a + b) · Π_s r^{t_s} (1 − r)^{1 − t_s}``; then every system's
+    θ_s = Σ_{t: t_s = 1} π_t is Beta(a, b) a priori, as in the unpaired model, and the total
+    concentration is a + b whatever K (default 2: a flat Dirichlet over 64 cells would make
+    each θ_s Beta(32, 32)).
+
+    Examples
+    --------
+    >>> paired_prior_concentration(Priors(), 2).tolist()
+    [0.5, 0.5, 0.5, 0.5]
+    """
+    a, b = priors.theta
+    r = a / (a + b)
+    _, matrix = paired_cells(n_systems)
+    return (a + b) * np.prod(np.where(matrix == 1, r, 1 - r), axis=1)
+
+
 def build_model(
     counts: JudgeCounts,
     calibration: str = "separate",
@@ -260,6 +413,7 @@ def build_model(
     priors: Priors | None = None,
     aggregate="auto",
     judge_better_than_chance: bool = False,
+    paired: bool | None = None,
 ) -> pm.Model:
     """Build the PyMC model of θ, q0 and q1 for judge counts per system and stratum.
 
@@ -289,6 +443,15 @@ def build_model(
         Restrict the prior to J = q0 + q1 − 1 > 0 (truncated Beta priors). Use it for groups
         with little or no calibration, where the data cannot tell (θ, q0, q1) from
         (1 − θ, 1 − q1, 1 − q0). Off by default: real judges can be worse than chance.
+    paired : bool, optional
+        Use the pairing of systems judged on the same items (model card ``models/paired.md``).
+        None (default): paired when ``counts`` carry a joint verdict table
+        (:attr:`JudgeCounts.joint`) of 2 to :data:`MAX_PAIRED_SYSTEMS` systems. True: the
+        paired model (needs the table). False: the unpaired model. The paired model draws the
+        joint correctness of the K systems on an item from π ~ Dirichlet over the 2^K cells
+        per stratum (``joint_theta``), with θ_s = Σ_t π_t t_s; the shared items' verdict
+        patterns are Multinomial with P(v) = Σ_t π_t Π_s P(v_s | t_s), the items not shared
+        by all systems Binomial(n − shared, p) per system (``k_unshared``).
 
     Returns
     -------
@@ -299,14 +462,20 @@ def build_model(
         ``tn`` and ``tp`` have the dims along which the calibration sets are distinct (all,
         unless one set was attached to every group, see
         :attr:`JudgeCounts.calibration_shared_over`). Hierarchical models add
-        ``q0_logit_mean``, ``q0_logit_scale``, ``q0_z`` (and the same for q1).
+        ``q0_logit_mean``, ``q0_logit_scale``, ``q0_z`` (and the same for q1). The paired
+        model adds coords ``cell`` and ``pattern`` (:func:`paired_cells`), the free
+        ``joint_theta`` (stratum, cell), the data ``joint_observed`` (stratum, pattern) and
+        observed ``joint`` (stratum, pattern); ``theta`` is deterministic and the observed
+        ``k`` is replaced by ``k_unshared``.
 
     Raises
     ------
     ValueError
         For an unknown calibration model, bad ``pool_over`` or ``aggregate``, priors that
         contradict the model, or counts whose calibration set is shared (see
-        :attr:`JudgeCounts.calibration_shared_over`) with a model that keeps it separate.
+        :attr:`JudgeCounts.calibration_shared_over`) with a model that keeps it separate;
+        ``paired=True`` without a joint verdict table or with more than
+        :data:`MAX_PAIRED_SYSTEMS` systems (use ``bayesjudge.fit_pairwise``).
 
     Warns
     -----
@@ -339,7 +508,10 @@ def build_model(
     ('system', 'stratum')
     """
     counts = JudgeCounts(counts)
-    config = model_config(calibration, pool_over, priors, aggregate, judge_better_than_chance)
+    paired = resolve_paired(counts, paired)
+    config = model_config(
+        calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
+    )
     return _build(counts, config)
 
 
@@ -386,7 +558,17 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
                 )
     _warn_uncalibrated(seen_by_q, calibration, priors)
 
+    paired = bool(config.get("paired", False))
     coords = {"system": counts.systems, "stratum": counts.strata}
+    if paired:
+        joint = joint_counts(counts)
+        if joint is None:
+            raise ValueError(
+                "The paired model needs the joint verdict table of the systems on shared "
+                "items (JudgeCounts.from_frames(..., item='item')); these counts have none."
+            )
+        cells, truth_matrix = paired_cells(counts.sizes["system"])
+        coords |= {"cell": cells, "pattern": cells}
     with pm.Model(coords=coords) as model:
         n = pm.Data("n", ds["n"].values, dims=DIMS)
         k_obs = pm.Data("k_observed", ds["k"].values, dims=DIMS)
@@ -395,7 +577,17 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
         m1 = pm.Data("m1", cal["m1"].values, dims=cal_dims)
         tp_obs = pm.Data("tp_observed", cal["tp"].values, dims=cal_dims)
 
-        theta = pm.Beta("theta", *_f64(priors.theta), dims=DIMS)
+        if paired:
+            joint_obs = pm.Data("joint_observed", joint, dims=("stratum", "pattern"))
+            alpha = paired_prior_concentration(priors, counts.sizes["system"])
+            pi = pm.Dirichlet(
+                "joint_theta",
+                a=np.broadcast_to(alpha, joint.shape).copy(),
+                dims=("stratum", "cell"),
+            )
+            theta = pm.Deterministic("theta", pt.dot(pi, truth_matrix.astype(float)).T, dims=DIMS)
+        else:
+            theta = pm.Beta("theta", *_f64(priors.theta), dims=DIMS)
         if calibration == "hierarchical":
             q0, q1 = (
                 _hierarchical_q(name, priors, kept=tuple(d for d in DIMS if d not in pooled))
@@ -409,7 +601,10 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
         q0_full, q1_full = _expand(q0, kept), _expand(q1, kept)
         p = pm.Deterministic("p", theta * q1_full + (1 - theta) * (1 - q0_full), dims=DIMS)
 
-        pm.Binomial("k", n=n, p=p, observed=k_obs, dims=DIMS)
+        if paired:
+            _paired_likelihood(n, k_obs, joint_obs, pi, p, q0_full, q1_full, truth_matrix)
+        else:
+            pm.Binomial("k", n=n, p=p, observed=k_obs, dims=DIMS)
         q0_cal, q1_cal = _expand(q0, kept, cal_dims), _expand(q1, kept, cal_dims)
         pm.Binomial("tn", n=m0, p=q0_cal, observed=tn_obs, dims=cal_dims)
         pm.Binomial("tp", n=m1, p=q1_cal, observed=tp_obs, dims=cal_dims)
@@ -422,6 +617,30 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
         if agg_kind is not None:
             pm.Deterministic("theta_total", (theta * weights).sum(axis=1), dims="system")
     return model
+
+
+def _paired_likelihood(n, k_obs, joint_obs, pi, p, q0_full, q1_full, matrix) -> None:
+    """Multinomial of the shared items' verdict patterns, Binomial of the unshared items.
+
+    P(v | t) = Π_s P(v_s | t_s) is a (pattern × cell) matrix per stratum built from the q's of
+    each (system, stratum); P(v) = Σ_t P(v | t) π_t.
+    """
+    truth = matrix.astype(float)
+    v = truth[None, :, None, :]  # (1, pattern, 1, system)
+    t = truth[None, None, :, :]  # (1, 1, cell, system)
+    q0 = q0_full.T[:, None, None, :]  # (stratum, 1, 1, system)
+    q1 = q1_full.T[:, None, None, :]
+    says = t * (v * q1 + (1 - v) * (1 - q1)) + (1 - t) * (v * (1 - q0) + (1 - v) * q0)
+    given_truth = pt.exp(pt.log(says).sum(-1))  # (stratum, pattern, cell)
+    pattern_p = (given_truth * pi[:, None, :]).sum(-1)
+    pattern_p = pattern_p / pattern_p.sum(-1, keepdims=True)
+    pm.Multinomial(
+        "joint", n=joint_obs.sum(-1), p=pattern_p, observed=joint_obs, dims=("stratum", "pattern")
+    )
+    # Items not shared by every system: the rest of each system's test counts.
+    n_unshared = n - joint_obs.sum(-1)[None, :]
+    k_unshared = k_obs - pt.dot(joint_obs, truth).T
+    pm.Binomial("k_unshared", n=n_unshared, p=p, observed=k_unshared, dims=DIMS)
 
 
 def _beta_qs(priors: Priors, kept: tuple[str, ...], *, judge_better_than_chance: bool):

@@ -23,11 +23,18 @@ import xarray as xr
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit, is_seed
 from bayesjudge.data import DIMS, JudgeCounts
-from bayesjudge.models.build import _aggregate_weights, _build, initial_points, model_config
+from bayesjudge.models.build import (
+    _aggregate_weights,
+    _build,
+    initial_points,
+    model_config,
+    paired_cells,
+    resolve_paired,
+)
 from bayesjudge.models.priors import Priors
 from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
 
-__all__ = ["Fit", "PosteriorPredictiveCheck", "fit", "load", "prior_predictive"]
+__all__ = ["Fit", "PosteriorPredictiveCheck", "fit", "fit_pairwise", "load", "prior_predictive"]
 
 SAMPLERS = ("nutpie", "pymc")
 METHODS = ("mcmc", "exact")
@@ -48,6 +55,8 @@ REPORTED = (
     "q1_logit_scale",
 )
 OBSERVED = ("k", "tn", "tp")
+# The paired model's observed variables; "k" (every test item) is derived from the first two.
+PAIRED_OBSERVED = ("k_unshared", "joint", "tn", "tp")
 RHAT_MAX = 1.01
 ESS_MIN = 400
 _FORMAT = "bayesjudge-fit-1"
@@ -75,7 +84,8 @@ def _config_hash(config: dict) -> str:
 
 
 def _model_config(fit_config: dict) -> dict:
-    return {k: fit_config[k] for k in model_config()}
+    # Fits saved before the paired model existed have no "paired" entry: they are unpaired.
+    return {k: fit_config[k] if k != "paired" else fit_config.get(k, False) for k in model_config()}
 
 
 def _structure_key(counts: JudgeCounts, config: dict) -> str:
@@ -147,14 +157,28 @@ def _draws_tree(tree: xr.DataTree) -> xr.DataTree:
     )
 
 
+def _observed_names(model) -> tuple[str, ...]:
+    """Return the observed variables that the posterior predictive check replicates."""
+    return PAIRED_OBSERVED if "joint" in model.named_vars else OBSERVED
+
+
 def _observed_tree(model) -> dict[str, xr.Dataset]:
-    """observed_data and constant_data datasets of a built model."""
+    """observed_data and constant_data datasets of a built model.
+
+    The paired model's observed ``k_unshared`` is an expression of its data; ``k`` (every test
+    item of a system, shared or not) is added to its observed data so that both models report
+    the same counts.
+    """
     coords = {d: list(v) for d, v in model.coords.items()}
     dims = model.named_vars_to_dims
+    values = {rv.name: model.rvs_to_values[rv] for rv in model.observed_RVs}
+    names = _observed_names(model)
     observed = xr.Dataset(
-        {name: (dims[name], model[f"{name}_observed"].get_value()) for name in OBSERVED},
+        {name: (dims[name], np.asarray(values[name].eval())) for name in names},
         coords=coords,
     )
+    if "k" not in observed:
+        observed["k"] = (dims["k_observed"], model["k_observed"].get_value())
     constant = xr.Dataset(
         {
             v.name: (dims[v.name], v.get_value())
@@ -164,6 +188,17 @@ def _observed_tree(model) -> dict[str, xr.Dataset]:
         coords=coords,
     )
     return {"observed_data": observed, "constant_data": constant}
+
+
+def _with_total_k(replicated: xr.Dataset) -> xr.Dataset:
+    """Add the paired model's replicated ``k`` = ``k_unshared`` + shared items judged correct."""
+    if "joint" not in replicated:
+        return replicated
+    _, matrix = paired_cells(replicated.sizes["system"])
+    ones = xr.DataArray(matrix, dims=("pattern", "system"))
+    shared_k = xr.dot(replicated["joint"], ones, dim="pattern")
+    total = (replicated["k_unshared"] + shared_k).transpose(*replicated["k_unshared"].dims)
+    return replicated.assign(k=total)[["k", *replicated.data_vars]]
 
 
 def _check_int(name: str, value, low: int) -> None:
@@ -207,6 +242,7 @@ def fit(
     priors=None,
     aggregate="auto",
     judge_better_than_chance: bool = False,
+    paired: bool | None = None,
     *,
     draws: int = 1000,
     tune: int = 1000,
@@ -223,8 +259,10 @@ def fit(
     ----------
     counts : JudgeCounts
         Test and calibration counts per (system, stratum) group.
-    calibration, pool_over, priors, aggregate, judge_better_than_chance
-        The model, as in :func:`bayesjudge.build_model`.
+    calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
+        The model, as in :func:`bayesjudge.build_model`. ``paired`` None (default) fits the
+        paired model (``models/paired.md``) when ``counts`` carry a joint verdict table of
+        2 to 6 systems; see :func:`fit_pairwise` for more systems.
     draws, tune, chains : int, default 1000, 1000, 4
         Posterior draws kept per chain, tuning steps per chain, and number of chains.
     random_seed : int, optional
@@ -252,7 +290,8 @@ def fit(
         (default 4 × 1000, the chain dim kept for ArviZ), from which the HDI, derived
         variables (``youden``, ``p``, ``theta_total``), ``compare`` and ``ppc`` are
         computed. ``tune``, ``sampler`` and ``target_accept`` are not used; ESS is the
-        number of draws and r_hat is 1 (independent draws); no ConvergenceWarning.
+        number of draws and r_hat is 1 (independent draws); no ConvergenceWarning. Not
+        available for the paired model.
 
     Returns
     -------
@@ -296,9 +335,19 @@ def fit(
     <bound method Fit.compare of <bayesjudge.Fit calibration='separate' systems=1 ...>>
     """
     counts = JudgeCounts(counts)
-    config = model_config(calibration, pool_over, priors, aggregate, judge_better_than_chance)
+    paired = resolve_paired(counts, paired)
+    config = model_config(
+        calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
+    )
     if method not in METHODS:
         raise ValueError(f"method must be one of {list(METHODS)}; got {method!r}.")
+    if method == "exact" and paired:
+        raise ValueError(
+            "method='exact' integrates the unpaired model group by group; the paired model "
+            "(a Dirichlet over the systems' joint correctness, used because these counts carry "
+            "a joint verdict table) needs method='mcmc'. Pass paired=False to use the exact "
+            "engine without the pairing."
+        )
     if method == "exact":
         for name, value, low in (("draws", draws, 1), ("chains", chains, 1)):
             _check_int(name, value, low)
@@ -343,6 +392,267 @@ def fit(
     result = Fit(tree, fit_config, model=model)
     result.check_sampling(stacklevel=2)
     return result
+
+
+PAIR_LABELS = ("first", "second")
+
+
+def _pair_counts(counts: JudgeCounts, i: int, j: int) -> JudgeCounts:
+    """Return counts of systems i, j relabelled ``PAIR_LABELS`` with their marginal joint table.
+
+    :meth:`JudgeCounts.sel` sums the joint table of all K systems over the other systems'
+    verdicts (and keeps a shared calibration set shared). The fixed labels give every pair the
+    same model structure, compiled once.
+    """
+    systems = counts.systems
+    pair = counts.sel(system=[systems[i], systems[j]]).dataset
+    return JudgeCounts(pair.assign_coords(system=list(PAIR_LABELS)))
+
+
+def fit_pairwise(
+    counts: JudgeCounts,
+    pairs=None,
+    *,
+    var: str = "theta",
+    ci_prob: float = 0.95,
+    random_seed: int | None = None,
+    **fit_kwargs,
+) -> xr.Dataset:
+    """Paired differences of every pair of systems, each from its own 2-system paired fit.
+
+    The route for comparisons of more than 6 systems on shared items, where the joint model
+    of :func:`fit` (2^K cells) is too large: for each pair (a, b) the joint verdict table is
+    summed over the other systems, and the paired model of a and b alone is fitted. All pairs
+    share one model structure, compiled once.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Counts with a joint verdict table (:attr:`JudgeCounts.joint`) of at least 2 systems.
+    pairs : sequence of (label, label), optional
+        The pairs to compare; default every pair in the order of ``counts.systems``.
+    var : {"theta", "theta_total"}, default "theta"
+        The variable whose difference is reported.
+    ci_prob : float, default 0.95
+        Probability of the equal-tailed interval.
+    random_seed : int, optional
+        Seed from which each pair's sampler seed is derived.
+    **fit_kwargs
+        Model and sampler options of :func:`fit` (``calibration``, ``priors``, ``draws``,
+        ...); not ``paired`` (always True) or ``method="exact"``.
+
+    Returns
+    -------
+    xarray.Dataset
+        As :meth:`Fit.compare`: dim ``pair`` (labels ``"a - b"``, coords ``first``,
+        ``second``), variables ``difference`` (draws), ``mean``, ``median``, ``sd``, ``ci``,
+        ``prob_greater``; plus ``r_hat`` and ``ess_bulk`` of the difference per pair, and
+        attrs ``ci_prob``, ``ci_kind``, ``var``, ``dim``, ``method`` and the pair seeds.
+
+    Raises
+    ------
+    ValueError
+        If ``counts`` have no joint verdict table, a pair names an unknown or the same
+        system, or ``fit_kwargs`` set ``paired``.
+
+    Warns
+    -----
+    ConvergenceWarning, SmallSampleWarning
+        From a pair's fit, with the pair named (its systems appear as "first" and "second").
+
+    Notes
+    -----
+    Each difference uses the pairing of its two systems on the items shared by all K systems
+    (the joint table); items shared by only some systems enter as unpaired. The differences
+    of different pairs come from separate fits, so their draws are not jointly distributed:
+    use them pair by pair, not in sums across pairs.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> from bayesjudge.models.fit import fit_pairwise
+    >>> systems = ["a", "b", "c"]
+    >>> frame = bj.simulate_paired_items([0.7, 0.6, 0.5], 0.9, 0.9, n=300, correlation=0.5,
+    ...                                  system=systems, random_seed=5)
+    >>> _, cal = bj.simulate_items([0.7, 0.6, 0.5], 0.9, 0.9, n=1, m0=100, m1=100,
+    ...                            system=systems, random_seed=6)
+    >>> counts = bj.JudgeCounts.from_frames(frame, cal, system="system", item="item")
+    >>> d = fit_pairwise(counts, pairs=[("a", "c")], random_seed=8)
+    >>> d["pair"].values.tolist(), bool(d["ci"].sel(ci_bound="lower").item() > 0)
+    (['a - c'], True)
+    """
+    counts = JudgeCounts(counts)
+    if "paired" in fit_kwargs:
+        raise ValueError("fit_pairwise always fits the paired model; do not pass paired=.")
+    if getattr(counts, "joint", None) is None:
+        raise ValueError(
+            "fit_pairwise needs the joint verdict table of the systems on shared items; these "
+            "counts have none. Count item-level tables with JudgeCounts.from_frames(test, "
+            "calibration, system='system', item='item')."
+        )
+    systems = counts.systems
+    if pairs is None:
+        pairs = list(combinations(systems, 2))
+    pairs = [tuple(pair) for pair in pairs]
+    for pair in pairs:
+        if len(pair) != 2 or pair[0] == pair[1] or any(s not in systems for s in pair):
+            raise ValueError(
+                f"pairs must hold two different system labels of {systems}; got {pair!r}."
+            )
+    if not pairs:
+        raise ValueError(f"fit_pairwise needs at least one pair of systems; got {pairs!r}.")
+    seed = _check_seed(random_seed)
+    seeds = np.random.SeedSequence(seed).generate_state(len(pairs)).tolist()
+    results = []
+    for (a, b), pair_seed in zip(pairs, seeds, strict=True):
+        sub = _pair_counts(counts, systems.index(a), systems.index(b))
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            result = fit(sub, paired=True, random_seed=int(pair_seed), **fit_kwargs)
+        for w in caught:
+            message = str(w.message)
+            if issubclass(w.category, BayesJudgeWarning):
+                message = f"pair {a!r} - {b!r} (shown as 'first', 'second'): {message}"
+            warnings.warn(message, w.category, stacklevel=2)
+        compared = result.compare(dim="system", var=var, ci_prob=ci_prob)
+        single = compared["difference"].isel(pair=0, drop=True).to_dataset(name="d")
+        compared["r_hat"] = az.rhat(single)["d"].expand_dims(pair=compared["pair"].values)
+        compared["ess_bulk"] = az.ess(single, method="bulk")["d"].expand_dims(
+            pair=compared["pair"].values
+        )
+        results.append(
+            compared.assign_coords(pair=[f"{a} - {b}"], first=("pair", [a]), second=("pair", [b]))
+        )
+    out = xr.concat(results, dim="pair", combine_attrs="drop_conflicts")
+    out.attrs.update(
+        {
+            "ci_prob": ci_prob,
+            "ci_kind": "eti",
+            "var": var,
+            "dim": "system",
+            "method": "pairwise paired model (one 2-system fit per pair)",
+            "random_seed": seed,
+            "pair_seeds": json.dumps(seeds),
+        }
+    )
+    return out
+
+
+CALIBRATION_DESIGNS = ("separate", "shared", "hierarchical")
+
+
+def compare_designs(
+    counts: JudgeCounts,
+    designs=CALIBRATION_DESIGNS,
+    *,
+    var: str = "theta",
+    ci_prob: float = 0.95,
+    random_seed: int | None = None,
+    **fit_kwargs,
+) -> xr.Dataset:
+    """Pairwise Δθ under shared, system-specific and hierarchical calibration, side by side.
+
+    Fits the model once per calibration design, with the judge's q's shared or pooled across
+    systems (``pool_over="system"``, so every stratum keeps its own), and stacks
+    :meth:`Fit.compare` along a ``design`` dim. The design the calibration data support,
+    from :func:`bayesjudge.judge_diagnostics`, is in the attrs.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Counts of at least 2 systems with a calibration set per system (shared calibration
+        cannot be checked, or fitted as ``"separate"``, when one set serves every system).
+    designs : sequence of {"separate", "shared", "hierarchical"}, default all three
+        The calibration designs to fit.
+    var : {"theta", "theta_total"}, default "theta"
+        The variable whose pairwise difference is compared.
+    ci_prob : float, default 0.95
+        Probability of the equal-tailed credible interval.
+    random_seed : int, optional
+        Seed from which each design's sampler seed and the diagnostics' bootstrap seed are
+        derived; drawn and recorded in the attrs when None.
+    **fit_kwargs
+        Options of :func:`fit` (``priors``, ``draws``, ``paired``, ...); not ``calibration``
+        or ``pool_over``.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``design``, ``pair`` (labels ``"a - b"``, coords ``first``, ``second``), the
+        variable's other dims and ``ci_bound``; variables ``mean``, ``median``, ``sd``, ``ci``,
+        ``prob_greater``, and ``youden`` (posterior mean J per system under each design).
+        attrs ``ci_prob``, ``ci_kind="eti"``, ``var``, ``random_seed``, ``design_seeds``,
+        ``supported_design`` and ``recommendation`` (plain words, from the calibration data).
+
+    Raises
+    ------
+    ValueError
+        For an unknown design, fewer than 2 systems, or ``fit_kwargs`` that set
+        ``calibration`` or ``pool_over``.
+
+    Notes
+    -----
+    A shared design narrows Δθ by assuming the judge errs alike on every system; when ΔJ ≠ 0
+    that assumption moves Δθ by Fiedler's App. C bias, so a shared Δθ that differs from the
+    separate one by more than its width is a sign the assumption fails. Hierarchical
+    calibration lies in between: it shrinks the systems' q's towards each other as far as the
+    calibration data allow.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> from bayesjudge.models.fit import compare_designs
+    >>> counts = bj.JudgeCounts.from_counts(
+    ...     n=[800, 800], k=[520, 560], m0=[150, 150], tn=[128, 110], m1=[150, 150],
+    ...     tp=[133, 140], system=["a", "b"])
+    >>> table = compare_designs(counts, designs=["separate", "shared"], random_seed=3)
+    >>> table["design"].values.tolist(), table["mean"].dims
+    (['separate', 'shared'], ('design', 'pair', 'stratum'))
+    """
+    counts = JudgeCounts(counts)
+    clash = sorted({"calibration", "pool_over"} & set(fit_kwargs))
+    if clash:
+        raise ValueError(
+            f"compare_designs sets {clash} itself (one fit per design, pooled over systems); "
+            f"remove them, or call bj.fit directly."
+        )
+    designs = [designs] if isinstance(designs, str) else list(designs)
+    bad = [d for d in designs if d not in CALIBRATION_DESIGNS]
+    if bad or not designs or len(set(designs)) != len(designs):
+        raise ValueError(
+            f"designs must be distinct values of {CALIBRATION_DESIGNS}; got {designs!r}."
+        )
+    if len(counts.systems) < 2:
+        raise ValueError(
+            f"compare_designs compares systems and needs at least 2; got {counts.systems}."
+        )
+    from bayesjudge.diagnostics import judge_diagnostics
+
+    seed = _check_seed(random_seed)
+    design_seeds = np.random.SeedSequence(seed).generate_state(len(designs) + 1).tolist()
+    tables = []
+    for design, design_seed in zip(designs, design_seeds, strict=False):
+        pool = {} if design == "separate" else {"pool_over": "system"}
+        result = fit(counts, calibration=design, random_seed=int(design_seed), **pool, **fit_kwargs)
+        table = result.compare(dim="system", var=var, ci_prob=ci_prob).drop_vars("difference")
+        youden = result.posterior["youden"].mean(("chain", "draw"))
+        if "system" not in youden.dims:
+            youden = youden.expand_dims(system=counts.systems)
+        table["youden"] = youden
+        tables.append(table)
+    out = xr.concat(tables, dim="design", combine_attrs="override", join="outer")
+    out = out.assign_coords(design=designs)
+    diagnostics = judge_diagnostics(counts, random_seed=int(design_seeds[-1]))
+    out.attrs = {
+        "ci_prob": ci_prob,
+        "ci_kind": "eti",
+        "var": var,
+        "random_seed": seed,
+        "design_seeds": json.dumps([int(s) for s in design_seeds[: len(designs)]]),
+        "supported_design": diagnostics.attrs["design"],
+        "recommendation": diagnostics.attrs["recommendation"],
+    }
+    return out
 
 
 def _exact_unsupported(counts: JudgeCounts, config: dict) -> str | None:
@@ -465,6 +775,7 @@ def prior_predictive(
     priors=None,
     aggregate="auto",
     judge_better_than_chance: bool = False,
+    paired: bool | None = None,
     *,
     draws: int = 500,
     random_seed: int | None = None,
@@ -476,7 +787,7 @@ def prior_predictive(
     counts : JudgeCounts
         Only the sizes (n, m0, m1) and labels are used; the observed k, tn, tp are returned
         for comparison but do not inform the draws.
-    calibration, pool_over, priors, aggregate, judge_better_than_chance
+    calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
         The model, as in :func:`bayesjudge.build_model`.
     draws : int, default 500
         Number of prior draws.
@@ -498,7 +809,10 @@ def prior_predictive(
     200
     """
     counts = JudgeCounts(counts)
-    config = model_config(calibration, pool_over, priors, aggregate, judge_better_than_chance)
+    config = model_config(
+        calibration, pool_over, priors, aggregate, judge_better_than_chance,
+        resolve_paired(counts, paired),
+    )  # fmt: skip
     _check_int("draws", draws, 1)
     random_seed = _check_seed(random_seed)
     with warnings.catch_warnings():
@@ -513,7 +827,7 @@ def prior_predictive(
             replicated = pm.sample_posterior_predictive(
                 xr.DataTree.from_dict({"posterior": prior}),
                 model=model,
-                var_names=list(OBSERVED),
+                var_names=list(_observed_names(model)),
                 random_seed=random_seed,
                 progressbar=False,
             )["posterior_predictive"].dataset
@@ -527,7 +841,7 @@ def prior_predictive(
     out = xr.DataTree.from_dict(
         {
             "prior": prior,
-            "prior_predictive": replicated[list(OBSERVED)],
+            "prior_predictive": _with_total_k(replicated[list(_observed_names(model))]),
             "observed_data": observed,
         }
     )
@@ -648,7 +962,9 @@ class Fit:
         c = self.config
         sizes = self.counts.sizes
         return (
-            f"<bayesjudge.Fit calibration={c['calibration']!r} systems={sizes['system']} "
+            f"<bayesjudge.Fit calibration={c['calibration']!r} "
+            + ("paired=True " if c.get("paired") else "")
+            + f"systems={sizes['system']} "
             f"strata={sizes['stratum']} draws={c['chains']}×{c['draws']} "
             + ("method='exact'" if self.method == "exact" else f"sampler={c['sampler']!r}")
             + f" seed={c['random_seed']}>"
@@ -964,6 +1280,10 @@ class Fit:
     def ppc(self, random_seed: int | None = None) -> PosteriorPredictiveCheck:
         """Posterior predictive check of the observed counts ``k``, ``tn``, ``tp``.
 
+        The paired model also replicates the joint verdict table ``joint`` (stratum,
+        pattern: shared items per verdict pattern) and ``k_unshared`` (the items not shared
+        by every system); its ``k`` is the sum of both, as observed.
+
         Parameters
         ----------
         random_seed : int, optional
@@ -979,29 +1299,32 @@ class Fit:
         In the ``"separate"`` model every group has as many parameters as counts, so the
         check can only fail through the prior. It has power where groups share parameters:
         with ``"shared"`` or ``"hierarchical"`` calibration, a system whose judge behaves
-        differently gets p-values near 0 or 1 for its ``tn``/``tp``.
+        differently gets p-values near 0 or 1 for its ``tn``/``tp``. In the paired model the
+        p-values of ``joint`` check the dependence between the systems' verdicts, which θ
+        and the q's alone do not fix.
         """
         posterior = self.tree["posterior"].dataset
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BayesJudgeWarning)
             model = self.model
+        names = list(_observed_names(model))
         with _quiet_pymc(), warnings.catch_warnings():
             # Every free variable comes from the posterior, which already carries any Potential.
             warnings.filterwarnings("ignore", message="The effect of Potentials")
             pp = pm.sample_posterior_predictive(
                 xr.DataTree.from_dict({"posterior": posterior}),
                 model=model,
-                var_names=list(OBSERVED),
+                var_names=names,
                 random_seed=random_seed,
                 progressbar=False,
             )
-        replicated = pp["posterior_predictive"].dataset[list(OBSERVED)]
-        observed = self.tree["observed_data"].dataset
+        replicated = _with_total_k(pp["posterior_predictive"].dataset[names])
+        observed = self.tree["observed_data"].dataset[list(replicated.data_vars)]
         p_value = xr.Dataset(
             {
                 v: (replicated[v] > observed[v]).mean(("chain", "draw"))
                 + 0.5 * (replicated[v] == observed[v]).mean(("chain", "draw"))
-                for v in OBSERVED
+                for v in replicated.data_vars
             },
             attrs={"kind": "mid-p, P(rep > obs) + P(rep = obs) / 2", "random_seed": random_seed},
         )
@@ -1015,6 +1338,36 @@ class Fit:
         return PosteriorPredictiveCheck(tree, p_value)
 
     # ----------------------------------------------------------------- persistence
+
+    def report(self, out_dir=None, **options):
+        """Build the evaluation report of this fit: Markdown and a self-contained HTML page.
+
+        Parameters
+        ----------
+        out_dir : str or path-like, optional
+            Folder for ``report.md``, its PNGs and ``report.html``; nothing is written when None.
+        **options
+            Passed to :func:`bayesjudge.build_report` (``alpha``, ``random_seed``,
+            ``target_width``, ``comparison_method``, ``ppc``, ``warn``, ...).
+
+        Returns
+        -------
+        bayesjudge.Report
+            Sections, tables, figures and diagnoses; ``.to_markdown()``, ``.to_html()`` and
+            the written paths in ``.paths``.
+
+        Examples
+        --------
+        >>> import bayesjudge as bj
+        >>> counts = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
+        >>> fit = bj.fit(counts, method="exact", random_seed=1)
+        >>> report = fit.report(random_seed=1)
+        >>> "Rogan–Gladen" in report.to_markdown()
+        True
+        """
+        from bayesjudge.report import write_report
+
+        return write_report(self, out_dir, **options)
 
     def save(self, path) -> Path:
         """Write the fit to a netCDF file (posterior, counts, configuration, version).

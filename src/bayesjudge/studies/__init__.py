@@ -20,6 +20,7 @@ STUDIES = {
     "distribution-shift": "bayesjudge.studies.distribution_shift",
     "human-vs-judge": "bayesjudge.studies.human_vs_judge",
     "comparison": "bayesjudge.studies.comparison",
+    "llmbar": "bayesjudge.studies.llmbar",
 }
 
 

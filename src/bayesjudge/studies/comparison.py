@@ -95,8 +95,8 @@ import numpy as np
 import xarray as xr
 from scipy.stats import norm
 
-from bayesjudge.core._validation import as_probability
 from bayesjudge.core.bootstrap import bootstrap_difference
+from bayesjudge.core.paired import SHARED_FROM, naive_difference_bias, shared_calibration_bias
 from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.simulate import simulate_counts
 from bayesjudge.studies._framework import (
@@ -129,7 +129,6 @@ __all__ = [
 NAME = "comparison"
 ESTIMATORS = ("naive", "rg_shared", "rg_separate", "ppi", "bayes")
 SWEEPS = ("j", "delta_j")
-SHARED_FROM = ("B", "A", "pooled")
 RG_INTERVALS = ("bootstrap", "delta")
 J_GRID = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9)
 DELTA_J_GRID = (0.0, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4)
@@ -151,115 +150,10 @@ _CHUNK = 500  # replications per bootstrap call (memory ~ chunk × n_resamples �
 # --------------------------------------------------------------------------- closed forms
 
 
-_NAMES = ("theta_a", "theta_b", "q0_a", "q1_a", "q0_b", "q1_b")
-
-
-def _p(theta, q0, q1):
-    return theta * q1 + (1 - theta) * (1 - q0)
-
-
-def naive_bias(theta_a, theta_b, q0_a, q1_a, q0_b, q1_b):
-    """Exact bias of the naive difference ``p̂_B − p̂_A`` for ``Δθ = θ_B − θ_A``.
-
-    ``p̂`` is an unbiased estimate of ``p = θ q1 + (1 − θ)(1 − q0)`` (Fiedler eq. 1), so the
-    bias is ``p_B − p_A − (θ_B − θ_A)`` at any sample size.
-
-    Parameters
-    ----------
-    theta_a, theta_b : array_like
-        True accuracies of systems A and B.
-    q0_a, q1_a, q0_b, q1_b : array_like
-        The judge's specificity and sensitivity on each system's answers.
-
-    Returns
-    -------
-    numpy.ndarray or float
-        The bias, broadcast over the inputs.
-
-    Examples
-    --------
-    With ``q0 = q1 = (1 + J) / 2`` the bias is ``J_B (θ_B − ½) − J_A (θ_A − ½) − δ``:
-
-    >>> from bayesjudge.studies.comparison import naive_bias
-    >>> print(f"{naive_bias(0.70, 0.75, 0.65, 0.65, 0.65, 0.65):.4f}")  # J = 0.3 for both
-    -0.0350
-    """
-    theta_a, theta_b, q0_a, q1_a, q0_b, q1_b = np.broadcast_arrays(
-        *(
-            as_probability(name, v)
-            for name, v in zip(_NAMES, (theta_a, theta_b, q0_a, q1_a, q0_b, q1_b), strict=True)
-        )
-    )
-    bias = _p(theta_b, q0_b, q1_b) - _p(theta_a, q0_a, q1_a) - (theta_b - theta_a)
-    return bias[()] if bias.ndim == 0 else bias
-
-
-def _shared_q(theta_a, theta_b, q0_a, q1_a, q0_b, q1_b, shared_from):
-    """Large-sample (q0, q1) of the shared calibration set."""
-    if shared_from == "B":
-        return q0_b, q1_b
-    if shared_from == "A":
-        return q0_a, q1_a
-    # Pooled: both systems' calibration sets (equal size m, drawn from each system's outputs)
-    # merged; q0 is estimated on the truly incorrect items of both, q1 on the truly correct.
-    w0_a, w0_b = 1 - theta_a, 1 - theta_b
-    q0 = (w0_a * q0_a + w0_b * q0_b) / (w0_a + w0_b)
-    q1 = (theta_a * q1_a + theta_b * q1_b) / (theta_a + theta_b)
-    return q0, q1
-
-
-def shared_rg_bias(theta_a, theta_b, q0_a, q1_a, q0_b, q1_b, shared_from="B"):
-    """Large-sample bias of the shared-calibration Rogan–Gladen difference (Fiedler App. C).
-
-    With one calibration set whose limits are ``(q0_c, q1_c)`` used for both systems, each
-    ``θ̂_X → (p_X + q0_c − 1) / J_c``, so ``Δθ̂ → (p_B − p_A) / J_c`` and the bias is
-    ``(p_B − p_A) / J_c − (θ_B − θ_A)``. For ``shared_from="B"`` (B's labels reused for A)
-    this is minus Fiedler's App. C bias of ``θ̂*_RG,A``, ``(θ_A ΔJ − Δq0) / J_B`` with
-    ``ΔJ = J_A − J_B`` and ``Δq0 = q0_A − q0_B``, because θ̂_B stays consistent.
-
-    Parameters
-    ----------
-    theta_a, theta_b : array_like
-        True accuracies of systems A and B.
-    q0_a, q1_a, q0_b, q1_b : array_like
-        The judge's specificity and sensitivity on each system's answers.
-    shared_from : {"B", "A", "pooled"}, default "B"
-        Whose calibration set is shared. ``"pooled"``: both systems' sets (equal sizes, drawn
-        from each system's outputs) merged, so ``q0_c`` weights ``q0_A``, ``q0_B`` by
-        ``1 − θ_A``, ``1 − θ_B`` and ``q1_c`` weights ``q1_A``, ``q1_B`` by ``θ_A``, ``θ_B``.
-
-    Returns
-    -------
-    numpy.ndarray or float
-        The bias of ``Δθ̂ = θ̂_B − θ̂_A`` for ``θ_B − θ_A`` (unclipped estimator, calibration
-        size → ∞), broadcast over the inputs.
-
-    Examples
-    --------
-    Fiedler's Sec. 5 judge, ``q = (1 + J) / 2``, with ``J_A = 0.3``, ``ΔJ = J_B − J_A = 0.3``;
-    then the bias is ``ΔJ (θ_A − ½) / J_B``:
-
-    >>> from bayesjudge.studies.comparison import shared_rg_bias
-    >>> print(f"{shared_rg_bias(0.70, 0.75, 0.65, 0.65, 0.80, 0.80):.4f}")
-    0.1000
-    >>> print(f"{shared_rg_bias(0.70, 0.75, 0.65, 0.65, 0.65, 0.65):.4f}")  # ΔJ = 0
-    0.0000
-    """
-    if shared_from not in SHARED_FROM:
-        raise ValueError(f"shared_from must be one of {SHARED_FROM}; got {shared_from!r}.")
-    theta_a, theta_b, q0_a, q1_a, q0_b, q1_b = np.broadcast_arrays(
-        *(
-            as_probability(name, v)
-            for name, v in zip(_NAMES, (theta_a, theta_b, q0_a, q1_a, q0_b, q1_b), strict=True)
-        )
-    )
-    q0_c, q1_c = _shared_q(theta_a, theta_b, q0_a, q1_a, q0_b, q1_b, shared_from)
-    j_c = q0_c + q1_c - 1
-    if (j_c == 0).any():
-        raise ValueError("the shared calibration has J = q0 + q1 - 1 == 0: θ is not identified.")
-    delta_p = _p(theta_b, q0_b, q1_b) - _p(theta_a, q0_a, q1_a)
-    bias = delta_p / j_c - (theta_b - theta_a)
-    return bias[()] if bias.ndim == 0 else bias
+# Fiedler's App. C bias formulas live in the core (bayesjudge.core.paired); the study keeps
+# its historical names.
+naive_bias = naive_difference_bias
+shared_rg_bias = shared_calibration_bias
 
 
 # --------------------------------------------------------------------------- simulation

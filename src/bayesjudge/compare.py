@@ -1,0 +1,321 @@
+"""``compare``: closed-form pairwise comparisons of systems (Δθ) per stratum, as xarray.
+
+The xarray layer over :mod:`bayesjudge.core.paired`: it takes a
+:class:`~bayesjudge.JudgeCounts`, compares every pair of systems in every stratum with the
+paired bootstrap or the delta method, and returns a tidy :class:`xarray.Dataset` in the
+package's interval vocabulary (dim ``pair`` labelled ``"a - b"`` with coords ``first`` and
+``second``, as :meth:`bayesjudge.Fit.compare`; ``ci_bound = ["lower", "upper"]``).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import xarray as xr
+from scipy.stats import norm
+
+from bayesjudge._version import __version__
+from bayesjudge.core._validation import check_alpha
+from bayesjudge.core.paired import (
+    pair_cells,
+    paired_bootstrap,
+    rg_difference_se,
+    system_pairs,
+)
+from bayesjudge.data import JudgeCounts
+from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
+
+__all__ = ["COMPARE_METHODS", "compare"]
+
+#: Methods understood by :func:`compare`, with the ``ci_kind`` each one reports.
+COMPARE_METHODS = {
+    "bootstrap": "percentile bootstrap",
+    "delta": "Wald (delta method)",
+}
+_CALIBRATIONS = ("separate", "shared")
+
+
+def _calibration_tables(counts: JudgeCounts, calibration: str) -> dict[str, np.ndarray]:
+    """Calibration counts as (stratum, system) arrays, or (stratum,) for one shared set."""
+    shared_over = counts.calibration_shared_over
+    if calibration == "separate":
+        if "system" in shared_over:
+            raise ValueError(
+                "These counts carry one calibration set shared over systems (attached with "
+                "with_calibration_from or pooled_calibration), so the systems have no separate "
+                "calibration; use calibration='shared'."
+            )
+        return {f: counts.dataset[f].transpose("stratum", "system").values for f in _CAL}
+    dims = {"system", *shared_over}
+    pooled = counts.shared_calibration_counts(sorted(dims))
+    template = counts.n.isel(system=0, drop=True)
+    return {f: pooled[f].broadcast_like(template).transpose("stratum").values for f in _CAL}
+
+
+_CAL = ("tn", "m0", "tp", "m1")
+
+
+def _usable(counts, cal, calibration, strata) -> np.ndarray:
+    """Usable (stratum, system): test items and an identified plug-in θ; warn where not.
+
+    A pair of systems is compared in a stratum where both are usable, so one system without
+    test items (or calibration) does not blank the other pairs of that stratum.
+    """
+    n = counts.n.transpose("stratum", "system").values
+    no_test = n == 0
+    m0, m1 = cal["m0"], cal["m1"]
+    no_cal = (m0 == 0) | (m1 == 0)
+    # J == 0 exactly on integers (as the core): tn·m1 + tp·m0 − m0·m1 == 0.
+    chance = (cal["tn"] * m1 + cal["tp"] * m0 - m0 * m1 == 0) & ~no_cal
+    if calibration == "shared":  # one table per stratum, for every system
+        no_cal = np.broadcast_to(no_cal[:, None], n.shape)
+        chance = np.broadcast_to(chance[:, None], n.shape)
+
+    def where(mask) -> str:
+        return ", ".join(
+            f"{strata[t]!r} ({', '.join(repr(counts.systems[s]) for s in np.flatnonzero(row))})"
+            for t, row in enumerate(mask)
+            if row.any()
+        )
+
+    if no_test.any():
+        warnings.warn(
+            f"Some system has no test items in strata {strata[no_test.any(axis=1)].tolist()} "
+            f"(stratum (systems): {where(no_test)}): its comparisons there are NaN.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+    missing = no_cal & ~no_test
+    if missing.any():
+        warnings.warn(
+            f"No calibration items of one true label (m0 = 0 or m1 = 0) for some system in "
+            f"strata {strata[missing.any(axis=1)].tolist()} (stratum (systems): "
+            f"{where(missing)}): its comparisons there are NaN. Label calibration items of "
+            f"both kinds, or use calibration='shared'.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+    flat = chance & ~no_test & ~no_cal
+    if flat.any():
+        warnings.warn(
+            f"The judge is no better than chance on the calibration set (q0 + q1 == 1) for some "
+            f"system in strata {strata[flat.any(axis=1)].tolist()} (stratum (systems): "
+            f"{where(flat)}): θ is not identified there and its comparisons are NaN.",
+            LowJudgeQualityWarning,
+            stacklevel=3,
+        )
+    return ~(no_test | no_cal | chance)
+
+
+def compare(
+    counts: JudgeCounts,
+    method: str = "bootstrap",
+    calibration: str = "separate",
+    alpha: float = 0.05,
+    n_resamples: int = 10_000,
+    random_seed=None,
+    *,
+    bootstrap_design: str = "stratified",
+) -> xr.Dataset:
+    """Compare every pair of systems within every stratum: Δθ = θ_a − θ_b with an interval.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Counts of at least two systems. With a joint verdict table (counts from
+        ``JudgeCounts.from_frames(..., item=...)``), the comparison is paired over the
+        shared items; otherwise the systems are treated as independent samples.
+    method : {"bootstrap", "delta"}, default "bootstrap"
+        ``"bootstrap"``: clipped Rogan–Gladen difference with the percentile interval of a
+        bootstrap that resamples shared items jointly (:func:`~bayesjudge.core.paired.
+        paired_bootstrap`). ``"delta"``: unclipped Rogan–Gladen difference ± z·SE with the
+        delta-method SE, covariance of the paired verdicts included
+        (:func:`~bayesjudge.core.paired.rg_difference_se`; Fiedler App. B), interval clipped
+        to [−1, 1].
+    calibration : {"separate", "shared"}, default "separate"
+        ``"separate"``: each system's own calibration counts. ``"shared"``: one calibration
+        set for all systems — the set attached with ``with_calibration_from``, or the
+        systems' sets pooled — with the same ``q̂0, q̂1`` (and the same bootstrap replicate)
+        for every system. Shared calibration is biased when the judge's error rates differ
+        between systems (Fiedler App. C; check ΔJ first).
+    alpha : float, default 0.05
+        One minus the nominal coverage.
+    n_resamples : int, default 10_000
+        Bootstrap replicates (``method="bootstrap"`` only).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the bootstrap.
+    bootstrap_design : {"stratified", "random"}, default "stratified"
+        How the calibration tables were collected (see
+        :func:`~bayesjudge.core.bootstrap.bootstrap_rogan_gladen`).
+
+    Returns
+    -------
+    xarray.Dataset
+        Dims ``("pair", "stratum")``; ``pair`` labels ``"a - b"`` for every pair of systems
+        in coordinate order (a before b) with coords ``first`` and ``second``. Variables
+        ``estimate`` (Δθ̂), ``ci`` (``ci_bound = ["lower", "upper"]``) and, for
+        ``"delta"``, ``se``. Attrs ``method``, ``calibration``, ``alpha``, ``ci_prob``,
+        ``ci_kind``, ``paired`` (bool: whether a joint verdict table was used),
+        ``shared_items`` (items in the joint table, 0 when unpaired), ``n_resamples``,
+        ``random_seed`` (as text), ``bootstrap_design``, ``bayesjudge_version``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method or calibration, fewer than two systems, or
+        ``calibration="separate"`` with one calibration set shared over systems.
+
+    Warns
+    -----
+    SmallSampleWarning
+        Where some system has no test items or no calibration items of one label: that
+        system's pairs are NaN in that stratum; the other pairs are still compared.
+    LowJudgeQualityWarning
+        Where a plug-in ``q̂0 + q̂1 == 1`` (that system's pairs are NaN there), or some
+        bootstrap replicates are not identified.
+
+    Notes
+    -----
+    Pairing matters: when the systems' verdicts on the same items are positively
+    correlated, the variance of Δθ̂ loses the covariance term, and the paired interval is
+    narrower than the unpaired one (Fiedler App. B). Items that are not shared by all
+    systems stay in each system's ``p̂`` and are resampled independently. Without a joint
+    table the systems are compared as independent samples, which is conservative when
+    they answered the same items (``attrs["paired"]`` is False).
+
+    References
+    ----------
+    .. [1] Fiedler, "Bias and Uncertainty in LLM-as-a-Judge Estimation", Sec. 4.3 and
+       App. E.4 (bootstrap), App. B (delta method and pairing), App. C (shared-calibration
+       bias).
+    .. [2] Lee et al., "How to Correctly Report LLM-as-a-Judge Evaluations", eqs. (5), (10).
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> from bayesjudge.compare import compare
+    >>> tests = bj.JudgeCounts.from_counts(n=1000, k=[550, 500], system=["a", "b"],
+    ...                                    joint=[450, 100, 50, 400])
+    >>> calib = bj.JudgeCounts.from_counts(m0=100, tn=70, m1=100, tp=90)
+    >>> counts = tests.with_calibration_from(calib)  # one set shared by both systems
+    >>> out = compare(counts, method="delta", calibration="shared")
+    >>> print(out.pair.values.tolist(), f"{out.estimate.item():.4f}", f"{out.se.item():.4f}")
+    ['a - b'] 0.0833 0.0216
+    """
+    counts = JudgeCounts(counts)
+    if method not in COMPARE_METHODS:
+        raise ValueError(f"method must be one of {list(COMPARE_METHODS)}; got {method!r}.")
+    if calibration not in _CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {list(_CALIBRATIONS)}; got {calibration!r}.")
+    alpha = check_alpha(alpha)
+    systems = counts.systems
+    if len(systems) < 2:
+        raise ValueError(f"compare needs at least two systems; got {systems!r}.")
+    strata = np.asarray(counts.strata, dtype=object)
+    cal = _calibration_tables(counts, calibration)
+    usable = _usable(counts, cal, calibration, strata)  # (stratum, system)
+    shared = calibration == "shared"
+
+    k = counts.k.transpose("stratum", "system").values
+    n = counts.n.transpose("stratum", "system").values
+    paired = counts.has_joint
+    if paired:
+        joint = counts.joint.transpose("stratum", "pattern").values
+        verdicts = counts.joint_verdicts.transpose("pattern", "system").values
+    else:
+        joint = np.zeros((len(strata), 0), dtype=np.int64)
+        verdicts = np.zeros((0, len(systems)), dtype=np.int8)
+    first, second = system_pairs(len(systems))
+    shape = (len(first), len(strata))
+    estimate = np.full(shape, np.nan)
+    lower = np.full(shape, np.nan)
+    upper = np.full(shape, np.nan)
+    se = np.full(shape, np.nan)
+    if method == "bootstrap":
+        # Strata where every system is usable in one call (one random stream, as before);
+        # then each stratum with some unusable system, on its usable systems only.
+        rng = np.random.default_rng(random_seed)
+        groups = [(np.flatnonzero(usable.all(axis=1)), np.arange(len(systems)))]
+        groups += [
+            (np.array([t]), np.flatnonzero(row))
+            for t, row in enumerate(usable)
+            if not row.all() and row.sum() >= 2
+        ]
+        for idx, kept in groups:
+            if not idx.size:
+                continue
+            res = paired_bootstrap(
+                joint[idx],
+                verdicts[:, kept],
+                *(cal[f][idx] if shared else cal[f][idx][:, kept] for f in _CAL),
+                k=k[idx][:, kept],
+                n=n[idx][:, kept],
+                shared_calibration=shared,
+                alpha=alpha,
+                n_resamples=n_resamples,
+                calibration_design=bootstrap_design,
+                random_seed=rng,
+            )
+            index = {(a, b): p for p, (a, b) in enumerate(zip(first, second, strict=True))}
+            rows = [index[(kept[a], kept[b])] for a, b in zip(res.first, res.second, strict=True)]
+            for field, target in (("estimate", estimate), ("lower", lower), ("upper", upper)):
+                target[np.ix_(rows, idx)] = getattr(res, field).T
+    else:
+        z = norm.ppf(1 - alpha / 2)
+        for p, (i, j) in enumerate(zip(first, second, strict=True)):
+            idx = np.flatnonzero(usable[:, i] & usable[:, j])
+            if not idx.size:
+                continue
+            cal_a = [cal[f][idx] if shared else cal[f][idx, i] for f in _CAL]
+            cal_b = {} if shared else {f"{f}_b": cal[f][idx, j] for f in _CAL}
+            res = rg_difference_se(
+                *pair_cells(joint[idx], verdicts, i, j),
+                *cal_a,
+                **cal_b,
+                k_a=k[idx, i],
+                n_a=n[idx, i],
+                k_b=k[idx, j],
+                n_b=n[idx, j],
+                shared_calibration=shared,
+            )
+            estimate[p, idx], se[p, idx] = res.estimate, res.se
+            lower[p, idx] = np.clip(res.estimate - z * res.se, -1.0, 1.0)
+            upper[p, idx] = np.clip(res.estimate + z * res.se, -1.0, 1.0)
+
+    labels = [f"{systems[i]} - {systems[j]}" for i, j in zip(first, second, strict=True)]
+    data = {
+        "estimate": (("pair", "stratum"), estimate),
+        "ci": (("pair", "stratum", "ci_bound"), np.stack([lower, upper], axis=-1)),
+    }
+    if method == "delta":
+        data["se"] = (("pair", "stratum"), se)
+    out = xr.Dataset(
+        data,
+        coords={
+            "pair": labels,
+            "first": ("pair", [systems[i] for i in first]),
+            "second": ("pair", [systems[j] for j in second]),
+            "stratum": counts.strata,
+            "ci_bound": ["lower", "upper"],
+        },
+        attrs={
+            "method": method,
+            "calibration": calibration,
+            "alpha": alpha,
+            "ci_prob": 1 - alpha,
+            "ci_kind": COMPARE_METHODS[method],
+            "paired": bool(paired),
+            "shared_items": int(counts.joint.sum()) if paired else 0,
+            "n_resamples": int(n_resamples) if method == "bootstrap" else 0,
+            "random_seed": "None" if random_seed is None else str(random_seed),
+            "bootstrap_design": bootstrap_design,
+            "bayesjudge_version": __version__,
+        },
+    )
+    out["estimate"].attrs["long_name"] = (
+        "clipped Rogan-Gladen difference theta_first - theta_second"
+        if method == "bootstrap"
+        else "Rogan-Gladen difference theta_first - theta_second (unclipped)"
+    )
+    return out
