@@ -10,7 +10,7 @@ README = Path(__file__).resolve().parents[1] / "README.md"
 
 def test_readme_python_example_runs(capsys):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) == 2
+    assert len(blocks) == 3
     code = blocks[0]
     assert len([line for line in code.splitlines() if line.strip()]) <= 12
     exec(compile(code, "README.md", "exec"), {})
@@ -29,3 +29,15 @@ def test_readme_bayesian_example_prints_what_its_comment_says(capsys):
     # error of about 0.004 at ESS ≈ 800, so a re-run may move a printed value by one unit.
     assert len(printed) == 3
     np.testing.assert_allclose(printed, expected, atol=0.0101)
+
+
+def test_readme_comparison_example_prints_its_comment_and_writes_the_report(
+    capsys, tmp_path, monkeypatch
+):
+    block = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[2]
+    expected = re.search(r"\n# (\[.*\])\n", block).group(1)
+    monkeypatch.chdir(tmp_path)
+    exec(compile(block, "README.md", "exec"), {})
+    assert capsys.readouterr().out.strip() == expected
+    for name in ("report.md", "report.html", "theta_difference.png"):
+        assert (tmp_path / "report" / name).stat().st_size > 0, name

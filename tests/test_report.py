@@ -10,8 +10,6 @@ browser by ``tests/test_report_browser.py``.
 
 import base64
 import re
-import sys
-import types
 from html.parser import HTMLParser
 
 import numpy as np
@@ -19,6 +17,7 @@ import pytest
 import xarray as xr
 
 import bayesjudge as bj
+import bayesjudge.report as report_module
 from bayesjudge.cli import main
 from bayesjudge.report import SECTIONS, Report, build_report, write_report
 
@@ -176,9 +175,7 @@ def test_report_passes_its_options_to_compare(counts, monkeypatch):
             attrs={"paired": False},
         )
 
-    module = types.ModuleType("bayesjudge.compare")
-    module.compare = fake_compare
-    monkeypatch.setitem(sys.modules, "bayesjudge.compare", module)
+    monkeypatch.setattr(report_module, "compare", fake_compare)
     shared = counts.with_calibration_from(counts.sel(system="a").pool("system"))
     r = build_report(shared, random_seed=123, n_resamples=500, comparison_method="delta")
     assert calls == [
@@ -651,3 +648,17 @@ def test_shared_mcmc_fit_is_not_called_valid_and_its_ppc_has_power(counts):
     checks = md.split("## 8.")[1]
     assert "Groups share parameters in this fit (shared calibration)" in checks
     assert "cannot detect misfit" not in checks
+
+
+def test_near_tie_quotes_the_interval_of_the_frequentist_table():
+    """Without a fit, the near-tie record and the Δθ table show the same (bootstrap) interval."""
+    tied = bj.simulate_counts(
+        [0.70, 0.72], 0.85, 0.9, n=1000, m0=200, m1=200, system=["a", "b"], random_seed=4
+    )
+    r = build_report(tied, random_seed=SEED, n_resamples=2000, warn=False)
+    near = [d for d in r.diagnoses if d.code == "near_tie"]
+    assert len(near) == 1
+    row = r.tables["theta_difference"].iloc[0]
+    lower, upper = row["frequentist_lower"], row["frequentist_upper"]
+    assert lower < 0 < upper  # a real tie: the table's interval includes 0
+    assert f"[{lower:+.3f}, {upper:+.3f}]" in near[0].message, (near[0].message, lower, upper)

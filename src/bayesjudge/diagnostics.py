@@ -28,7 +28,7 @@ from bayesjudge.core.allocation import allocation_report
 from bayesjudge.core.correction import lang_reiczigel_length
 from bayesjudge.core.naive import wilson_limits
 from bayesjudge.core.paired import pair_cells, rg_difference_se, shared_calibration_shift
-from bayesjudge.core.youden import youden, youden_difference
+from bayesjudge.core.youden import _linear_interval, youden, youden_difference
 from bayesjudge.data import JudgeCounts
 from bayesjudge.estimate import LOW_J_THRESHOLD
 from bayesjudge.warnings import (
@@ -231,65 +231,187 @@ def _comparison_table(counts: JudgeCounts, alpha: float) -> xr.Dataset:
     )
 
 
-def _recommend(counts: JudgeCounts, excludes: xr.DataArray, ratio: xr.DataArray):
-    """Apply the design rule per stratum; return (design per stratum, plain-language text)."""
+def _simultaneous_differences(arr, alpha: float, method: str) -> dict[str, np.ndarray]:
+    """Δq0, Δq1, ΔJ per (pair, stratum) with Bonferroni-simultaneous intervals.
+
+    The family is every (pair, stratum) of the call and the three contrasts of each:
+    ``3 × pairs × strata`` intervals, each at level ``1 − alpha / (3 × pairs × strata)``, so
+    that with the judge identical on every system all of them cover 0 with probability at
+    least ``1 − alpha`` (Bonferroni; asymptotically, for the closed-form ``method``).
+    """
+    pairs = _pairs(list(range(arr["n"].shape[0])))
+    ia, ib = [i for i, _ in pairs], [j for _, j in pairs]
+    level = alpha / (3 * len(pairs) * arr["n"].shape[1])
+    out = {}
+    for name, x, m in (("q0", "tn", "m0"), ("q1", "tp", "m1")):
+        r = _linear_interval([(arr[x][ia], arr[m][ia]), (arr[x][ib], arr[m][ib])], (1, -1),
+                             0.0, level, method, bound=1.0)  # fmt: skip
+        out[f"delta_{name}"] = np.asarray(r.estimate, dtype=float)
+        out[f"delta_{name}_ci"] = np.stack([r.lower, r.upper], axis=-1)
+    cal = [arr[f] for f in _CAL]
+    r = youden_difference(*(c[ia] for c in cal), *(c[ib] for c in cal), alpha=level,
+                          method=method)  # fmt: skip
+    out["delta_youden_simultaneous_ci"] = np.stack([r.lower, r.upper], axis=-1)
+    out["level"] = level
+    return out
+
+
+def _adjusted_var(x, m):
+    """Binomial variance of x/m at the adjusted proportion (x + 1)/(m + 2) (never 0)."""
+    p = (x + 1) / (m + 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return p * (1 - p) / m
+
+
+def _bias_se(arr, pooled, a: int, b: int) -> np.ndarray:
+    """Delta-method SE of the App. C bias at the estimates, B̂ = Δθ̂_shared − Δθ̂_own, (T,).
+
+    Inputs are the test proportions p̂_a, p̂_b and every system's q̂0, q̂1 (all enter the
+    pooled q̂_c), treated as independent binomial proportions; their variances use the
+    adjusted proportion (x + 1)/(m + 2), so that a q̂ of 0 or 1 still carries variance. The
+    test terms have coefficients 1/Ĵ_c − 1/Ĵ_X, which vanish when the judge is the same on
+    every system; the paired covariance of p̂_a and p̂_b is ignored there.
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = arr["k"] / arr["n"]
+        q0, q1 = arr["tn"] / arr["m0"], arr["tp"] / arr["m1"]
+        j = q0 + q1 - 1
+        theta = (p + q0 - 1) / j
+        q0c, q1c = pooled[0] / pooled[1], pooled[2] / pooled[3]
+        jc = q0c + q1c - 1
+        star = (p + q0c - 1) / jc  # θ̂* with the pooled set, (K, T)
+        d_star = (star[b] - star[a]) / jc
+        var = (1 / jc - 1 / j[a]) ** 2 * _adjusted_var(arr["k"][a], arr["n"][a])
+        var += (1 / jc - 1 / j[b]) ** 2 * _adjusted_var(arr["k"][b], arr["n"][b])
+        for x in range(arr["n"].shape[0]):
+            g0 = arr["m0"][x] / pooled[1] * d_star
+            g1 = arr["m1"][x] / pooled[3] * d_star
+            if x == a:
+                g0, g1 = g0 - (1 - theta[a]) / j[a], g1 + theta[a] / j[a]
+            if x == b:
+                g0, g1 = g0 + (1 - theta[b]) / j[b], g1 - theta[b] / j[b]
+            var += g0**2 * _adjusted_var(arr["tn"][x], arr["m0"][x])
+            var += g1**2 * _adjusted_var(arr["tp"][x], arr["m1"][x])
+        return np.sqrt(var)
+
+
+#: Half-normal median: |B̂| of an unbiased normal estimate is below 0.674 SE half the time.
+_HALF_NORMAL_MEDIAN = float(stats.norm.isf(0.25))
+
+
+def _recommend(counts: JudgeCounts, result: xr.Dataset | None, alpha: float):
+    """Apply the design rule per stratum; return (designs, bases, plain-language text)."""
     k = len(counts.systems)
-    designs, reasons = [], []
+    designs, bases, reasons = [], [], []
+    z1 = float(stats.norm.isf(alpha))
     for s in counts.strata:
         if k < 2:
             designs.append("shared")
+            bases.append("one system")
             reasons.append(f"stratum {s}: one system, nothing to compare")
             continue
         if _shared_over_systems(counts):
             designs.append("unverified")
+            bases.append("unverified")
             reasons.append(
                 f"stratum {s}: one calibration set is shared by all systems, so ΔJ cannot be "
                 f"estimated; label a calibration sample of each system's answers to check it"
             )
             continue
-        ex = excludes.sel(stratum=s).values
-        r = ratio.sel(stratum=s).values
-        n_ex, n_pairs = int(ex.sum()), ex.size
-        finite = np.isfinite(r)
-        # No finite ratio: some system lacks test items (or J = 0) in every pair, so the bias
-        # cannot be evaluated and ΔJ alone decides.
-        worst = float(r[finite].max()) if finite.any() else None
-        if n_ex == 0 and (worst is None or worst <= BIAS_RATIO_MAX):
-            designs.append("shared")
-            bias = (
-                "the shared-calibration bias cannot be evaluated (a system has no test items "
-                "or J = 0 here)"
-                if worst is None
-                else f"the shared-calibration bias is at most {worst:.2f} standard errors of "
-                f"Δθ (≤ {BIAS_RATIO_MAX})"
+        r = result.sel(stratum=s)
+        pairs = r["pair"].values.tolist()
+        evidence = r["evidence_of_difference"].values
+        n_ev, n_pairs = int(evidence.sum()), len(pairs)
+        if n_ev:
+            what = []
+            for pair, ev in zip(pairs, evidence, strict=True):
+                if not ev:
+                    continue
+                parts = []
+                for name, label in (("delta_q0", "Δq0"), ("delta_q1", "Δq1"),
+                                    ("delta_youden", "ΔJ")):  # fmt: skip
+                    ci_name = "delta_youden_simultaneous_ci" if name == "delta_youden" else (
+                        f"{name}_ci")  # fmt: skip
+                    lo, hi = (float(v) for v in r[ci_name].sel(pair=pair).values)
+                    if lo > 0 or hi < 0:
+                        est = float(r[name].sel(pair=pair))
+                        parts.append(f"{label} = {est:+.3f} [{lo:+.3f}, {hi:+.3f}]")
+                what.append(f"{pair}: " + ", ".join(parts))
+            head = (
+                f"stratum {s}: the judge differs between systems in {n_ev} of {n_pairs} "
+                f"pair(s) (simultaneous intervals excluding 0: " + "; ".join(what) + ")"
             )
-            reasons.append(f"stratum {s}: no ΔJ interval excludes 0 and {bias}")
-        elif k >= 3 and n_ex < n_pairs:
-            designs.append("hierarchical")
-            what = (
-                f"{n_ex} of {n_pairs} ΔJ intervals exclude 0"
-                if n_ex
-                else f"no ΔJ interval excludes 0 but the shared-calibration bias reaches "
-                f"{worst:.2f} standard errors of Δθ (> {BIAS_RATIO_MAX})"
-            )
-            reasons.append(f"stratum {s}: {what}; partial pooling lets similar systems share")
-        else:
+            if k >= 3 and n_ev < n_pairs:
+                designs.append("hierarchical")
+                reasons.append(head + "; partial pooling lets the similar systems share")
+            else:
+                designs.append("system-specific")
+                reasons.append(head)
+            bases.append("difference")
+            continue
+        upper = r["shared_bias_upper"].values
+        tol = BIAS_RATIO_MAX * r["shared_se"].values
+        dj_single = r["delta_youden_excludes_0"].values
+        if not np.isfinite(upper).all() or not np.isfinite(tol).all():
             designs.append("system-specific")
-            what = (
-                f"{n_ex} of {n_pairs} ΔJ interval(s) exclude 0"
-                if n_ex
-                else f"the shared-calibration bias reaches {worst:.2f} standard errors of Δθ "
-                f"(> {BIAS_RATIO_MAX})"
+            bases.append("not evaluable")
+            reasons.append(
+                f"stratum {s}: no difference detected, but the shared-calibration bias cannot "
+                f"be evaluated here (a system has no test items, or J = 0), so sharing cannot "
+                f"be shown to be safe; keep system-specific calibration"
             )
-            reasons.append(f"stratum {s}: {what}")
+            continue
+        ratio = upper / r["shared_se"].values
+        if (upper <= tol).all() and not dj_single.any():
+            designs.append("shared")
+            bases.append("equivalent")
+            reasons.append(
+                f"stratum {s}: no simultaneous interval of Δq0, Δq1 or ΔJ excludes 0, and the "
+                f"shared-calibration bias is at most {float(upper.max()):.3f} "
+                f"({100 * (1 - alpha):g}% upper bound; {float(ratio.max()):.2f} standard "
+                f"errors of Δθ, ≤ {BIAS_RATIO_MAX})"
+            )
+            continue
+        designs.append("system-specific")
+        bases.append("inconclusive")
+        worst = int(np.argmax(ratio))
+        se_b = r["shared_bias_se"].values
+        need = ((z1 + _HALF_NORMAL_MEDIAN) * se_b / tol) ** 2  # scale factor of every set
+        factor = float(np.nanmax(need))
+        ds = counts.dataset.sel(stratum=s)
+        m_now = float(((ds["m0"] + ds["m1"]) / 2).mean())
+        more = max(int(np.ceil((factor - 1) * m_now)), 1)
+        single = (
+            f" (ΔJ({pairs[int(np.argmax(dj_single))]}) excludes 0 on its own "
+            f"{100 * (1 - alpha):g}% interval, which the simultaneous intervals do not "
+            f"confirm)"
+            if dj_single.any()
+            else ""
+        )
+        reasons.append(
+            f"stratum {s}: no difference detected (no simultaneous interval of Δq0, Δq1 or ΔJ "
+            f"excludes 0){single}, but the calibration sets are too small to rule out a "
+            f"shared-calibration bias of up to {float(upper[worst]):.3f} in Δθ({pairs[worst]}) "
+            f"({float(ratio[worst]):.1f} standard errors of Δθ; sharing needs ≤ "
+            f"{BIAS_RATIO_MAX}); keep system-specific calibration (safe) or label about "
+            f"{more} more items per label for each system (≈ {factor:.1f}× the current "
+            f"{m_now:.0f}), after which, if the judge is the same, this check passes about "
+            f"half the time"
+        )
     overall = max(designs, key=_ORDER.__getitem__)
-    text = {
-        "shared": "A shared calibration set is defensible",
-        "hierarchical": "Use hierarchical calibration (calibration='hierarchical')",
-        "system-specific": "Use system-specific calibration (calibration='separate')",
-        "unverified": "The shared calibration cannot be checked",
-    }[overall]
-    return designs, f"{text}: " + "; ".join(reasons) + "."
+    if overall == "system-specific" and "difference" not in bases:
+        text = (
+            "Keep system-specific calibration (calibration='separate'); sharing is not shown "
+            "to be safe"
+        )
+    else:
+        text = {
+            "shared": "A shared calibration set is defensible",
+            "hierarchical": "Use hierarchical calibration (calibration='hierarchical')",
+            "system-specific": "Use system-specific calibration (calibration='separate')",
+            "unverified": "The shared calibration cannot be checked",
+        }[overall]
+    return designs, bases, f"{text}: " + "; ".join(reasons) + "."
 
 
 def _posterior_block(fit, alpha: float) -> dict:
@@ -363,47 +485,86 @@ def judge_diagnostics(
         ``prob_greater`` (closed-form Δθ of the counts' own design, normal approximation);
         ``shared_delta_theta``, ``shared_se`` (Fiedler App. B) and ``shared_bias`` (App. C at
         the estimates) of the shared-calibration difference; ``bias_ratio`` = |shared_bias| /
-        shared_se. Over ``stratum``: ``design``. With a fit: ``youden_posterior``,
-        ``youden_posterior_ci``, ``delta_youden_posterior``, ``delta_youden_posterior_ci``
-        and, for the hierarchical model, ``q0_logit_scale``, ``q1_logit_scale`` with
-        ``*_ci``. Attrs: ``ci_prob``, ``ci_kind``, ``alpha``, ``method``,
-        ``recommendation`` (plain words), ``design`` (the overall design), ``shared_design``
-        (True when the counts or the fit share one calibration set over systems).
+        shared_se; ``shared_bias_se`` (delta method) and ``shared_bias_upper`` (one-sided
+        1 − alpha upper bound of |bias|); ``delta_q0``, ``delta_q1`` with simultaneous
+        intervals ``delta_q0_ci``, ``delta_q1_ci`` and ``delta_youden_simultaneous_ci``;
+        ``evidence_of_difference`` (one of the three excludes 0). Over ``stratum``:
+        ``design`` and ``design_basis`` (``"difference"``, ``"equivalent"``,
+        ``"inconclusive"``, ``"not evaluable"``, ``"unverified"`` or ``"one system"``). With
+        a fit: ``youden_posterior``, ``youden_posterior_ci``, ``delta_youden_posterior``,
+        ``delta_youden_posterior_ci`` and, for the hierarchical model, ``q0_logit_scale``,
+        ``q1_logit_scale`` with ``*_ci``. Attrs: ``ci_prob``, ``ci_kind``, ``alpha``,
+        ``method``, ``recommendation`` (plain words), ``design`` (the overall design),
+        ``evidence_of_difference`` (any pair, any stratum), ``simultaneous_ci_prob`` (level
+        of each simultaneous interval), ``shared_design`` (True when the counts or the fit
+        share one calibration set over systems).
 
     Notes
     -----
-    **Design rule**, applied per stratum (the overall design is the most cautious one, in the
-    order shared < hierarchical < system-specific < unverified):
+    **Design rule.** It separates *evidence that the judge differs* between systems from
+    *sharing not shown to be safe*. Applied per stratum; the overall design is the most
+    cautious one, in the order shared < hierarchical < system-specific < unverified:
 
     1. *unverified* — the counts carry one calibration set shared over systems
        (``counts.calibration_shared_over`` includes ``"system"``): ΔJ is not estimable.
-    2. *shared* — no ΔJ interval (``method``, level 1 − alpha) excludes 0 **and** every
-       pair's |shared_bias| ≤ ``BIAS_RATIO_MAX`` (0.5) × shared_se. A bias of half a standard
-       error lowers a nominal 95% interval's coverage to 92.1%.
-    3. *hierarchical* — otherwise, when there are ≥ 3 systems and not every pair's ΔJ
-       interval excludes 0 (some systems look alike, others do not: partial pooling).
-    4. *system-specific* — otherwise (two systems, or all pairs differ).
+    2. **Evidence of a difference** — for some pair, a simultaneous interval of Δq0, Δq1 or
+       ΔJ excludes 0. The family is all ``3 × pairs × strata`` intervals of the call, each at
+       level 1 − alpha / (3 × pairs × strata) (Bonferroni; ``method`` intervals, Wilson-based
+       for Δq0 and Δq1), so with an identical judge on every system the rule reports a
+       difference anywhere with probability at most alpha. Δq0 and Δq1 are tested besides
+       ΔJ because the App. C bias depends on each (a judge stricter on one system and more
+       lenient on the other can keep ΔJ ≈ 0 and still bias Δθ). Then *system-specific*, or
+       *hierarchical* with ≥ 3 systems when not every pair differs (partial pooling lets the
+       similar systems share).
+    3. *shared* (basis ``"equivalent"``) — no evidence of a difference, no single ΔJ interval
+       (``delta_youden_ci``, which the CalibrationDesignWarning uses) excludes 0, **and** for
+       every pair the one-sided 1 − alpha upper bound |B̂| + z SE(B̂) of the App. C bias
+       (z the 1 − alpha normal quantile, 1.645 at alpha = 0.05) is at most
+       ``BIAS_RATIO_MAX`` (0.5) × shared_se: a bias of half a standard error lowers a
+       nominal 95% interval's coverage to 92.1%. This is an equivalence test (TOST): a bias
+       larger than the tolerance passes it with probability at most alpha per pair.
+    4. *inconclusive* — otherwise: no difference detected, but the calibration sets are too
+       small to rule out a bias above the tolerance. The design returned is
+       *system-specific*, which is valid whatever the judge does; the text gives the bound
+       and about how many more items per label and system would make the check pass half the
+       time if the judge is in fact the same (every set scaled by
+       ((z + 0.674) SE(B̂) / (0.5 shared_se))², 0.674 being the median of |N(0, 1)|;
+       the test-set part of shared_se is held fixed, so this is approximate). A stratum where
+       the bias cannot be evaluated (a system without test items, or J = 0) is treated the
+       same way (basis ``"not evaluable"``).
+
+    Rates, by simulation (``tests/test_diagnostics_slow.py``; two systems, θ = 0.7,
+    q0 = 0.85, q1 = 0.9, n = 1000, m items per label and system; 1000 data sets, 500 for
+    the last two): with an identical judge, evidence of a difference in 3.9% (m = 100),
+    3.7% (m = 1000) and 5.0% (m = 10 000) of data sets (designed ≤ 5%); *shared* in 0% at
+    m = 100 and 1000 and 83% at m = 10 000. Sharing is hard to confirm because SE(B̂)
+    shrinks with the calibration size m while shared_se is mostly test noise (∝ 1/√n): with
+    m = n, SE(B̂) ≈ 0.5 shared_se, so the bound stays above 0.5 shared_se; it falls below
+    it typically once m is about ten times n. With q0 = 0.85 against 0.70 at m = 200:
+    evidence of a difference in 87%, *system-specific* in 100% (the rest inconclusive).
 
     ``shared_bias`` is Fiedler's App. C bias evaluated at the estimates
     (:func:`~bayesjudge.core.paired.shared_calibration_shift`): for each system X,
     θ̂*_X − θ̂_X = [θ̂_X (q̂1_X − q̂1_c) − (1 − θ̂_X)(q̂0_X − q̂0_c)] / Ĵ_c, where q̂_c pools the
     calibration sets of all systems in the stratum (as ``counts.pooled_calibration()`` and
     ``calibration="shared"`` do) and θ̂ is the unclipped Rogan–Gladen estimate with the
-    system's own calibration; the bias of Δθ̂ is the difference of the two. It equals
+    system's own calibration; the bias of Δθ̂ is the difference of the two, i.e.
+    B̂ = shared_delta_theta − delta_theta. It equals
     :func:`bayesjudge.studies.comparison.shared_rg_bias` with ``shared_from="pooled"`` when
     each system's calibration set has m0 ∝ 1 − θ and m1 ∝ θ (equal random samples). It is an
-    estimate, noisy when the calibration sets are small, so the rule can call for
-    system-specific calibration on data where the judge is in fact stable: the data cannot
-    confirm a shared design more precisely than they measure the per-system q0, q1
-    (Fiedler, Sec. 4.4: part of the labelling savings of sharing is unrealisable).
+    estimate, mostly calibration noise when the judge is stable; ``shared_bias_se`` is its
+    delta-method SE over the test proportions p̂_a, p̂_b and every system's q̂0, q̂1 (all enter
+    q̂_c), with binomial variances at (x + 1)/(m + 2); the paired covariance of p̂_a and p̂_b
+    is left out (its coefficients 1/Ĵ_c − 1/Ĵ_X vanish for an identical judge). In the
+    simulations above it matched the Monte Carlo SD of B̂ within 1% (identical judge) and
+    5% (q0 0.85 against 0.70).
 
     The SEs are :func:`~bayesjudge.core.paired.rg_difference_se` (as ``bayesjudge.compare``
     with ``method="delta"``): with a joint verdict table their test term carries the
     covariance of the pair's verdicts on the items shared by all systems, and the other
     items of each system enter as independent; without one the systems are treated as
     independent, which overstates the SE when their verdicts are positively correlated. A
-    stratum where a system has no test items (or a plug-in J = 0) gives NaN for its pairs;
-    when no pair's bias can be evaluated there, ΔJ alone decides the design.
+    stratum where a system has no test items (or a plug-in J = 0) gives NaN for its pairs.
 
     References
     ----------
@@ -489,12 +650,36 @@ def judge_diagnostics(
         table = _comparison_table(counts, alpha)
         result = result.merge(table, compat="override", join="exact")
         result["bias_ratio"] = abs(result["shared_bias"]) / result["shared_se"]
-        excludes = result["delta_youden_excludes_0"]
-        ratio = result["bias_ratio"]
-    else:
-        excludes = ratio = None
-    designs, text = _recommend(counts, excludes, ratio)
+        sim = _simultaneous_differences(arr, alpha, method)
+        pooled = _pooled_calibration(arr, shared)
+        se_b = np.array([_bias_se(arr, pooled, i, k) for i, k in pairs])
+        for name in ("delta_q0", "delta_q1"):
+            result[name] = xr.DataArray(sim[name], dims=pdims)
+            result[f"{name}_ci"] = xr.DataArray(sim[f"{name}_ci"], dims=(*pdims, "ci_bound"))
+        result["delta_youden_simultaneous_ci"] = xr.DataArray(
+            sim["delta_youden_simultaneous_ci"], dims=(*pdims, "ci_bound")
+        )
+        excl = [
+            (result[v].sel(ci_bound="lower") > 0) | (result[v].sel(ci_bound="upper") < 0)
+            for v in ("delta_q0_ci", "delta_q1_ci", "delta_youden_simultaneous_ci")
+        ]
+        result["evidence_of_difference"] = (excl[0] | excl[1] | excl[2]).drop_vars(
+            "ci_bound", errors="ignore"
+        )
+        result["shared_bias_se"] = xr.DataArray(se_b, dims=pdims)
+        z1 = float(stats.norm.isf(alpha))
+        result["shared_bias_upper"] = abs(result["shared_bias"]) + z1 * result["shared_bias_se"]
+        if shared:
+            for name in ("delta_q0", "delta_q1", "shared_bias_se", "shared_bias_upper"):
+                result[name] = result[name].where(False)
+            for name in ("delta_q0_ci", "delta_q1_ci", "delta_youden_simultaneous_ci"):
+                result[name] = result[name].where(False)
+            result["evidence_of_difference"] = result["evidence_of_difference"] & False
+        result = result.assign_coords(ci_bound=_CI)
+        result.attrs["simultaneous_ci_prob"] = 1 - sim["level"]
+    designs, bases, text = _recommend(counts, result if pairs else None, alpha)
     result["design"] = xr.DataArray(np.array(designs, dtype=object), dims=("stratum",))
+    result["design_basis"] = xr.DataArray(np.array(bases, dtype=object), dims=("stratum",))
     fit_shared = False
     if fit is not None:
         result = result.assign(_posterior_block(fit, alpha))
@@ -509,6 +694,7 @@ def judge_diagnostics(
             "method": method,
             "n_resamples": int(n_resamples),
             "design": overall,
+            "evidence_of_difference": bool(pairs and result["evidence_of_difference"].values.any()),
             "recommendation": text,
             "shared_design": bool(shared or fit_shared),
         }
@@ -549,6 +735,36 @@ def _required_calibration(p, q0, q1, n, m0, m1, alpha, target):
     return length(hi)[1]
 
 
+def _prob(p: float) -> str:
+    """``= 0.873``, or ``< 0.001`` / ``> 0.999`` at the ends (as the report's tables)."""
+    if p < 0.0005:
+        return "< 0.001"
+    if p >= 0.9995:
+        return "> 0.999"
+    return f"= {p:.3f}"
+
+
+def _given_differences(differences: xr.Dataset, pairs: list, level: str):
+    """Estimate, interval, P(θ_a > θ_b) (or None) and labels from a ``bj.compare`` Dataset."""
+    missing = [v for v in ("estimate", "ci") if v not in differences]
+    if missing or "pair" not in differences.dims:
+        raise ValueError(
+            f"differences must be a bayesjudge.compare(...) Dataset with dim 'pair' and "
+            f"variables 'estimate' and 'ci'; it lacks {missing or ['dim pair']}."
+        )
+    absent = sorted(set(pairs) - set(differences["pair"].values.tolist()))
+    if absent:
+        raise ValueError(f"differences has no pair(s) {absent}; pass compare(counts, ...).")
+    est, ci = differences["estimate"], differences["ci"]
+    prob = None
+    if "se" in differences:  # delta method: the normal approximation the interval uses
+        prob = xr.apply_ufunc(stats.norm.cdf, est / differences["se"])
+    ci_prob = differences.attrs.get("ci_prob")
+    tie_level = level if ci_prob is None else f"{100 * float(ci_prob):g}%"
+    source = str(differences.attrs.get("ci_kind", differences.attrs.get("method", "frequentist")))
+    return est, ci, prob, source, tie_level
+
+
 def check_comparison(
     counts: JudgeCounts,
     fit=None,
@@ -557,6 +773,7 @@ def check_comparison(
     alpha: float = 0.05,
     warn: bool = True,
     random_seed=None,
+    differences: xr.Dataset | None = None,
 ) -> list[Diagnosis]:
     """Check a comparison of systems for the problems Fiedler's checklist names.
 
@@ -576,6 +793,12 @@ def check_comparison(
         Also emit every diagnosis as a Python warning of its ``category``.
     random_seed : int, numpy.random.Generator or None
         Seed of the bootstrap inside :func:`judge_diagnostics`.
+    differences : xarray.Dataset, optional
+        A ``bayesjudge.compare(counts, ...)`` result (dims ``pair``, ``stratum``; variables
+        ``estimate``, ``ci`` and, for ``method="delta"``, ``se``). Without a fit, the near-tie
+        check then uses its intervals (e.g. the paired bootstrap a report shows) instead of
+        the closed-form delta intervals of :func:`judge_diagnostics`; P(θ_a > θ_b) is quoted
+        only where it has an SE.
 
     Returns
     -------
@@ -587,18 +810,28 @@ def check_comparison(
     LowJudgeQualityWarning
         ``"low_j"``: Ĵ < 0.2 (``bayesjudge.estimate.LOW_J_THRESHOLD``; errors amplified
         more than 5×) or the interval of J reaches 0 (posterior ETI with a fit, else the
-        Newcombe interval).
+        Newcombe interval). When the whole interval is below 0 the message says the judge is
+        worse than chance (verdicts anti-correlated with the truth; check for swapped
+        labels) and gives the amplification 1/|J|.
     CalibrationDesignWarning
-        ``"calibration_design"``: a ΔJ interval (Newcombe) excludes 0, so a shared
-        calibration set is not defensible; the message gives ΔJ and the App. C bias that
-        sharing implies (see :func:`judge_diagnostics`).
+        ``"calibration_design"``: a ΔJ interval (Newcombe, 1 − alpha, one per pair and
+        stratum) excludes 0, or the design rule of :func:`judge_diagnostics` finds evidence
+        of a difference (a simultaneous interval of Δq0, Δq1 or ΔJ excludes 0: the App. C
+        bias depends on q0 and q1 separately, so a difference in either makes sharing
+        indefensible even when ΔJ ≈ 0). So a shared calibration set is not defensible; the
+        message gives ΔJ, the differing Δq, and the App. C bias that sharing implies. Where
+        only the single ΔJ interval excludes 0 the message says that the simultaneous
+        intervals do not confirm it (with an identical judge about alpha of the single
+        intervals exclude 0).
     NearTieWarning
-        ``"near_tie"``: zero lies within half the half-width of an end of a Δθ interval
-        [L, U], i.e. min(|L|, |U|) < (U − L)/4, inside or just outside the interval. For a
-        normal interval this is P(θ_a > θ_b) between 0.836 and 0.998 (or between 0.002 and
-        0.164) at 95%: the data lean one way but a small residual bias (Fiedler Sec. 4.4)
-        could flip or erase the direction. Δθ is the posterior ETI and P(θ_a > θ_b) with a
-        fit, else the closed-form interval of :func:`judge_diagnostics`.
+        ``"near_tie"``: the Δθ interval [L, U] includes 0, or excludes it by less than half
+        its half-width (min(|L|, |U|) < (U − L)/4): the ranking of the pair is fragile. For a
+        normal interval this is |Δθ̂| < 1.5 z SE (2.94 SE at 95%), i.e. P(θ_a > θ_b) between
+        0.002 and 0.998: it fires for 99.7% of truly tied pairs, and for a true difference of
+        2, 3, 4 or 5 SE in 83%, 48%, 14% or 2% of data sets. Δθ is the posterior ETI and
+        P(θ_a > θ_b) with a fit, else the ``differences`` given, else the closed-form
+        interval of :func:`judge_diagnostics`. P is printed as "< 0.001" / "> 0.999" at the
+        ends, as in the report.
     CalibrationSizeWarning
         ``"calibration_size"``: with ``target_width``, a group's Lang–Reiczigel interval is
         wider than the target; the message gives the calibration size and split
@@ -641,50 +874,97 @@ def check_comparison(
             lo, hi = (float(v) for v in j_ci.sel(system=sys, stratum=st).values)
             if not (jj < LOW_J_THRESHOLD or lo <= 0):
                 continue
-            amp = f"≈ {1 / jj:.1f}×" if jj > 0.02 else "without bound"
-            msg = (
+            head = (
                 f"J = {jj:.2f} [{lo:.2f}, {hi:.2f}] ({level} {source} interval) for "
-                f"{_group(sys, st)}: the corrected estimate's error is amplified 1/J {amp}"
-                + ("" if lo > 0 else " and the interval cannot rule out a judge no better than "
-                   "chance")
-                + ". Treat its estimates with caution and weaken the claim; use a better judge "
-                "or prompt, or label more calibration items of both kinds."
-            )  # fmt: skip
+                f"{_group(sys, st)}"
+            )
+            if hi < 0:  # the whole interval below 0: worse than chance, not merely weak
+                msg = (
+                    f"{head}: worse than chance (J < 0): the judge's verdicts are "
+                    f"anti-correlated with the truth; check for swapped labels (--positive). "
+                    f"If the labels are right, the corrected estimate's error is amplified "
+                    f"1/|J| ≈ {1 / abs(jj):.1f}×; use a better judge or prompt."
+                )
+            else:
+                amp = f"≈ {1 / abs(jj):.1f}×" if abs(jj) > 0.02 else "without bound"
+                msg = (
+                    f"{head}: the corrected estimate's error is amplified "
+                    f"{'1/J' if jj > 0 else '1/|J|'} {amp}"
+                    + ("" if lo > 0 else " and the interval cannot rule out a judge no better "
+                       "than chance")
+                    + ". Treat its estimates with caution and weaken the claim; use a better "
+                    "judge or prompt, or label more calibration items of both kinds."
+                )  # fmt: skip
             found.append(
                 Diagnosis("low_j", "warning", msg, LowJudgeQualityWarning, sys, st,
                           {"J": jj, "lower": lo, "upper": hi,
-                           "amplification": 1 / jj if jj > 0 else float("inf")})
+                           "amplification": 1 / abs(jj) if jj != 0 else float("inf")})
             )  # fmt: skip
 
     pairs = diag["pair"].values.tolist() if "pair" in diag.coords else []
     # ---- calibration design
     fit_shared = fit is not None and fit.config.get("calibration") == "shared"
+    simultaneous = f"{100 * diag.attrs.get('simultaneous_ci_prob', np.nan):.4g}%"
     for pair in pairs:
         for st in counts.strata:
-            if not bool(diag["delta_youden_excludes_0"].sel(pair=pair, stratum=st)):
+            sel = {"pair": pair, "stratum": st}
+            single = bool(diag["delta_youden_excludes_0"].sel(sel))
+            evidence = bool(diag["evidence_of_difference"].sel(sel))
+            if not (single or evidence):
                 continue
-            dj = float(diag["delta_youden"].sel(pair=pair, stratum=st))
-            lo, hi = (float(v) for v in diag["delta_youden_ci"].sel(pair=pair, stratum=st).values)
-            bias = float(diag["shared_bias"].sel(pair=pair, stratum=st))
-            se = float(diag["shared_se"].sel(pair=pair, stratum=st))
+            dj = float(diag["delta_youden"].sel(sel))
+            lo, hi = (float(v) for v in diag["delta_youden_ci"].sel(sel).values)
+            bias = float(diag["shared_bias"].sel(sel))
+            se = float(diag["shared_se"].sel(sel))
             now = (
                 "This fit uses calibration='shared', so its Δθ is biased"
                 if fit_shared
                 else "Sharing one calibration set would bias Δθ"
             )
+            parts = []
+            for name, label in (("delta_q0", "Δq0"), ("delta_q1", "Δq1")):
+                c_lo, c_hi = (float(v) for v in diag[f"{name}_ci"].sel(sel).values)
+                if c_lo > 0 or c_hi < 0:
+                    est = float(diag[name].sel(sel))
+                    parts.append(f"{label} = {est:+.3f} [{c_lo:+.3f}, {c_hi:+.3f}]")
+            if single:
+                head = f"ΔJ({pair}) = {dj:.3f} [{lo:.3f}, {hi:.3f}] in stratum {st} excludes 0"
+                if parts:
+                    head += f", and so does {', '.join(parts)} ({simultaneous} simultaneous)"
+            else:  # ΔJ covers 0 but q0 or q1 differs: App. C bias depends on each, not on ΔJ
+                head = (
+                    f"{' and '.join(parts)} ({simultaneous} simultaneous interval) for {pair} in "
+                    f"stratum {st} excludes 0 although ΔJ = {dj:.3f} [{lo:.3f}, {hi:.3f}] does "
+                    f"not"
+                )
+            n_single = diag.sizes["pair"] * diag.sizes["stratum"]
+            caveat = (
+                ""
+                if evidence
+                else f" This ΔJ interval is unadjusted (one per pair and stratum, {n_single} in "
+                f"all); the simultaneous intervals of the design rule do not confirm it, so it "
+                f"may be chance (with an identical judge about {100 * alpha:g}% of such "
+                f"intervals exclude 0)."
+            )
+            verdict = (
+                "the judge errs differently on the two systems' answers, so a shared "
+                "calibration set is not defensible"
+                if evidence
+                else "the judge may err differently on the two systems' answers, so a shared "
+                "calibration set is not shown to be defensible"
+            )
             msg = (
-                f"ΔJ({pair}) = {dj:.3f} [{lo:.3f}, {hi:.3f}] in stratum {st} excludes 0: the "
-                f"judge discriminates differently on the two systems' answers, so a shared "
-                f"calibration set is not defensible (Fiedler Sec. 4.4). {now} by about "
+                f"{head}: {verdict} (Fiedler Sec. 4.4). {now} by about "
                 f"{bias:+.3f} (Fiedler App. C at the estimates; {abs(bias) / se:.1f} standard "
                 f"errors of Δθ). Use calibration='separate'"
                 + (" or 'hierarchical'" if len(counts.systems) >= 3 else "")
                 + " with a calibration sample of each system's answers."
+                + caveat
             )
             found.append(
                 Diagnosis("calibration_design", "warning", msg, CalibrationDesignWarning, pair,
                           st, {"delta_J": dj, "lower": lo, "upper": hi, "shared_bias": bias,
-                               "shared_se": se})
+                               "shared_se": se, "evidence_of_difference": evidence})
             )  # fmt: skip
 
     # ---- near tie
@@ -692,33 +972,47 @@ def check_comparison(
         if fit is not None:
             cmp = fit.compare("system", "theta", ci_prob=1 - alpha)
             est, ci, prob = cmp["mean"], cmp["ci"], cmp["prob_greater"]
-            source = "posterior"
+            source, tie_level = "posterior", level
+        elif differences is not None:
+            est, ci, prob, source, tie_level = _given_differences(differences, pairs, level)
         else:
             est, ci, prob = diag["delta_theta"], diag["delta_theta_ci"], diag["prob_greater"]
-            source = "closed-form"
+            source, tie_level = "closed-form", level
         for pair in pairs:
             for st in counts.strata:
                 sel = {"pair": pair, "stratum": st}
                 lo, hi = (float(v) for v in ci.sel(sel).values)
                 half = (hi - lo) / 2
+                inside = lo <= 0 <= hi
                 near = min(abs(lo), abs(hi))
-                if not near < NEAR_TIE_FRACTION * half:
+                if not (np.isfinite(half) and (inside or near < NEAR_TIE_FRACTION * half)):
                     continue
-                d, pg = float(est.sel(sel)), float(prob.sel(sel))
+                d = float(est.sel(sel))
+                pg = None if prob is None else float(prob.sel(sel))
                 first, second = pair.split(" - ", 1)
-                inside = "includes" if lo <= 0 <= hi else "excludes"
-                msg = (
-                    f"Near tie: Δθ({pair}) = {d:+.3f} [{lo:+.3f}, {hi:+.3f}] ({level} {source}) "
-                    f"in stratum {st}, P(θ_{first} > θ_{second}) = {pg:.3f}. The interval "
-                    f"{inside} 0 by only {near:.3f}, less than half its half-width "
-                    f"({half:.3f}): a small residual bias (e.g. from calibration mismatch) "
-                    f"could change the conclusion. Do not claim a direction on this alone; "
-                    f"collect more test or calibration items, or report it as a tie."
+                p_text = "" if pg is None else f", P(θ_{first} > θ_{second}) {_prob(pg)}"
+                where = (
+                    f"Near tie: Δθ({pair}) = {d:+.3f} [{lo:+.3f}, {hi:+.3f}] ({tie_level} "
+                    f"{source}) in stratum {st}{p_text}. "
                 )
+                if inside:
+                    msg = where + (
+                        "The interval includes 0: the data do not establish which system is "
+                        "better. Do not rank them on this; report a tie, or collect more test "
+                        "or calibration items."
+                    )
+                else:
+                    msg = where + (
+                        f"The interval excludes 0 by only {near:.3f}, less than half its "
+                        f"half-width ({half:.3f}): a small residual bias (e.g. from calibration "
+                        f"mismatch) could change the conclusion. Do not claim a direction on "
+                        f"this alone; collect more test or calibration items, or report it as "
+                        f"a tie."
+                    )
                 found.append(
                     Diagnosis("near_tie", "caution", msg, NearTieWarning, pair, st,
                               {"delta_theta": d, "lower": lo, "upper": hi,
-                               "prob_greater": pg, "margin": near})
+                               "prob_greater": pg, "margin": near, "includes_0": inside})
                 )  # fmt: skip
 
     # ---- calibration size

@@ -33,10 +33,12 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge._version import __version__
+from bayesjudge.compare import compare
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.core.naive import naive
 from bayesjudge.core.youden import youden, youden_difference
 from bayesjudge.data import JudgeCounts
+from bayesjudge.diagnostics import check_comparison, judge_diagnostics
 from bayesjudge.estimate import LOW_J_THRESHOLD, estimate
 from bayesjudge.warnings import BayesJudgeWarning
 
@@ -503,33 +505,23 @@ def _bayes_compare(fit, var, ci_prob):
     return rows
 
 
-def _difference_table(counts, alpha, fit, ci_prob, comparison, notes, collected):
+def _difference_table(counts, alpha, fit, ci_prob, comparison, collected):
     """Δθ per pair and stratum: frequentist (bayesjudge.compare) and Bayesian (fit.compare)."""
     rows = {
         (pair, stratum): {"pair": pair, "stratum": stratum}
         for _, _, pair in _pairs(counts)
         for stratum in counts.strata
     }
-    freq = None
-    try:
-        from bayesjudge.compare import compare
-    except ImportError:  # pragma: no cover - the module ships with the package
-        notes.append("The frequentist comparison (bayesjudge.compare) is not installed.")
-    else:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", BayesJudgeWarning)
-            freq = compare(counts, **comparison)
-        collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BayesJudgeWarning)
+        freq = compare(counts, **comparison)
+    collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
     for row in rows.values():
-        row["frequentist"] = row["frequentist_lower"] = row["frequentist_upper"] = np.nan
-        if freq is not None:
-            r = freq.sel(pair=row["pair"], stratum=row["stratum"])
-            row["frequentist"] = float(r["estimate"])
-            row["frequentist_lower"] = float(r["ci"].sel(ci_bound="lower"))
-            row["frequentist_upper"] = float(r["ci"].sel(ci_bound="upper"))
+        r = freq.sel(pair=row["pair"], stratum=row["stratum"])
+        row["frequentist"] = float(r["estimate"])
+        row["frequentist_lower"] = float(r["ci"].sel(ci_bound="lower"))
+        row["frequentist_upper"] = float(r["ci"].sel(ci_bound="upper"))
     frame = pd.DataFrame(list(rows.values()))
-    if freq is None:
-        frame = frame[["pair", "stratum"]]
     if fit is not None:
         bayes = pd.DataFrame(_bayes_compare(fit, "theta", ci_prob))
         bayes = bayes.rename(
@@ -655,13 +647,8 @@ def _ppc_table(check, ci_prob: float, counts: JudgeCounts) -> pd.DataFrame:
     return out
 
 
-def _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes):
+def _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes, freq=None):
     """Return check_comparison's records (emitted when warn) and judge_diagnostics' Dataset."""
-    try:
-        from bayesjudge.diagnostics import check_comparison, judge_diagnostics
-    except ImportError:  # pragma: no cover - the module ships with the package
-        notes.append("The judge diagnostics (bayesjudge.diagnostics) are not installed.")
-        return [], None
     try:
         records = list(
             check_comparison(
@@ -671,6 +658,7 @@ def _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes):
                 alpha=alpha,
                 warn=warn,
                 random_seed=random_seed,
+                differences=freq,
             )
         )
         with warnings.catch_warnings():
@@ -828,11 +816,11 @@ def build_report(
     freq = None
     if n_systems >= 2:
         tables["theta_difference"], freq = _difference_table(
-            counts, alpha, fit, ci_prob, comparison, notes, collected
+            counts, alpha, fit, ci_prob, comparison, collected
         )
         if not shared_systems:
             tables["youden_difference"] = _youden_difference_table(counts, alpha, fit, ci_prob)
-    records, diag = _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes)
+    records, diag = _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes, freq)
     recommendation = None if diag is None else diag.attrs.get("recommendation")
     if diag is not None and "youden_difference" in tables:
         tables["youden_difference"] = _add_bootstrap_and_bias(tables["youden_difference"], diag)
@@ -1331,11 +1319,11 @@ def _sections(counts, fit, tables, figures, records, recommendation, notes, sett
             )
         if recommendation:
             s.text(
-                f"**Calibration design**: {recommendation} (This rule compares Fiedler's App. C "
-                "bias evaluated at the estimates — itself noisy, from calibration sampling — "
-                "with the standard error of Δθ, so it often asks for more than sharing even "
-                "when the judge behaves alike: read it as 'sharing is not shown to be safe', "
-                "not as evidence that the judge differs; ΔJ intervals are that evidence.)"
+                f"**Calibration design**: {recommendation} (The rule reports a difference "
+                "only when a simultaneous interval of Δq0, Δq1 or ΔJ excludes 0, a false-alarm "
+                "rate of at most 5 %; it calls sharing defensible only when an upper confidence "
+                "bound of the App. C bias is below half the standard error of Δθ; otherwise it "
+                "keeps system-specific calibration as the safe choice.)"
             )
 
     s = sections["warnings"]

@@ -52,21 +52,25 @@ class ConvergenceWarning(BayesJudgeWarning):
 
 
 class CalibrationDesignWarning(BayesJudgeWarning):
-    """The judge's Youden index differs between systems (a ΔJ interval excludes 0).
+    """The judge behaves differently on the systems' answers.
 
-    One calibration set shared between the systems is then not defensible: the comparison
-    is biased by an amount amplified by 1/J (Fiedler, Sec. 4.4 and App. C). The message gives
-    ΔJ with its interval and the bias that sharing implies; use system-specific (or, with
-    three or more systems, hierarchical) calibration.
+    Raised when a ΔJ interval between two systems excludes 0, or a simultaneous (Bonferroni)
+    interval of Δq0 or Δq1 does: Fiedler's App. C bias of a shared calibration set depends on
+    q0 and q1 separately, so swapped errors bias Δθ even at ΔJ = 0. One calibration set shared
+    between the systems is then not defensible: the comparison is biased by an amount
+    amplified by 1/J (Fiedler, Sec. 4.4 and App. C). The message gives the difference with its
+    interval and the bias that sharing implies; use system-specific (or, with three or more
+    systems, hierarchical) calibration.
     """
 
 
 class NearTieWarning(BayesJudgeWarning):
-    """A difference Δθ between two systems is a near tie.
+    """A difference Δθ between two systems is a tie or a near tie.
 
-    Zero lies within half the half-width of an end of the Δθ interval (just inside or just
-    outside it), so a small residual bias could change the conclusion (Fiedler, Sec. 4.4 and
-    Sec. 7). Report the comparison as undecided or collect more data.
+    The Δθ interval includes 0, or misses it by less than half its half-width (|Δθ| < 2.94
+    standard errors for a 95 % interval), so a small residual bias — from calibration
+    mismatch, say — could change or reverse the ranking (Fiedler, Sec. 4.4 and Sec. 7). Report
+    the comparison as undecided, or collect more test or calibration items.
     """
 
 
