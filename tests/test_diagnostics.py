@@ -18,8 +18,8 @@ from bayesjudge.core.youden import youden, youden_difference
 from bayesjudge.diagnostics import (
     BIAS_RATIO_MAX,
     Diagnosis,
-    _prob,
     check_comparison,
+    format_probability,
     judge_diagnostics,
 )
 from bayesjudge.studies.comparison import shared_rg_bias
@@ -465,8 +465,11 @@ def test_near_tie_rule():
 
 
 def test_probabilities_print_like_the_report():
-    assert [_prob(x) for x in (0.0, 0.00049, 0.0005, 0.5, 0.9994, 0.9995, 1.0)] == [
+    values = (0.0, 0.00049, 0.0005, 0.5, 0.9994, 0.9995, 1.0)
+    assert [format_probability(x, relation=True) for x in values] == [
         "< 0.001", "< 0.001", "= 0.001", "= 0.500", "= 0.999", "> 0.999", "> 0.999"]  # fmt: skip
+    assert [format_probability(x) for x in values] == [
+        "< 0.001", "< 0.001", "0.001", "0.500", "0.999", "> 0.999", "> 0.999"]  # fmt: skip
 
 
 def test_near_tie_uses_the_differences_given():
@@ -759,3 +762,20 @@ def test_design_when_the_bias_cannot_be_evaluated():
     assert d["design_basis"].sel(stratum="y").item() == "not evaluable"
     assert "nan" not in d.attrs["recommendation"]
     assert "cannot be evaluated" in d.attrs["recommendation"]
+
+
+def test_precomputed_diagnostics_give_the_same_records():
+    """A caller's judge_diagnostics (as a report has) replaces the internal one exactly."""
+    from bayesjudge.diagnostics import check_comparison, judge_diagnostics
+
+    counts = bj.JudgeCounts.from_counts(
+        n=[1000, 1000], k=[600, 500], m0=[200, 200], tn=[160, 120],
+        m1=[200, 200], tp=[180, 180], system=["a", "b"],
+    )  # fmt: skip
+    own = check_comparison(counts, warn=False, random_seed=0, target_width=0.05)
+    diag = judge_diagnostics(counts, random_seed=0)
+    given = check_comparison(counts, warn=False, random_seed=0, target_width=0.05, diagnostics=diag)
+    assert [d.code for d in own] == [d.code for d in given] != []
+    assert [d.message for d in own] == [d.message for d in given]
+    with pytest.raises(ValueError, match=r"same counts and alpha=0\.1"):
+        check_comparison(counts, warn=False, alpha=0.1, diagnostics=diag)

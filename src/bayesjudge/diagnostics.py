@@ -735,13 +735,17 @@ def _required_calibration(p, q0, q1, n, m0, m1, alpha, target):
     return length(hi)[1]
 
 
-def _prob(p: float) -> str:
-    """``= 0.873``, or ``< 0.001`` / ``> 0.999`` at the ends (as the report's tables)."""
+def format_probability(p: float, relation: bool = False) -> str:
+    """``0.873``, or ``< 0.001`` / ``> 0.999`` where 3 decimals would round to 0 or 1.
+
+    With ``relation``, a plain value reads ``= 0.873`` (for "P(θ_a > θ_b) = 0.873"). Shared by
+    the warnings, the report's tables and its figures so that they print P alike.
+    """
     if p < 0.0005:
         return "< 0.001"
     if p >= 0.9995:
         return "> 0.999"
-    return f"= {p:.3f}"
+    return f"= {p:.3f}" if relation else f"{p:.3f}"
 
 
 def _given_differences(differences: xr.Dataset, pairs: list, level: str):
@@ -774,6 +778,7 @@ def check_comparison(
     warn: bool = True,
     random_seed=None,
     differences: xr.Dataset | None = None,
+    diagnostics: xr.Dataset | None = None,
 ) -> list[Diagnosis]:
     """Check a comparison of systems for the problems Fiedler's checklist names.
 
@@ -799,6 +804,9 @@ def check_comparison(
         check then uses its intervals (e.g. the paired bootstrap a report shows) instead of
         the closed-form delta intervals of :func:`judge_diagnostics`; P(θ_a > θ_b) is quoted
         only where it has an SE.
+    diagnostics : xarray.Dataset, optional
+        The result of :func:`judge_diagnostics` for the same ``counts``, ``fit`` and ``alpha``,
+        when the caller has it already (a report shows it); computed here otherwise.
 
     Returns
     -------
@@ -857,7 +865,19 @@ def check_comparison(
     alpha = check_alpha(alpha)
     if target_width is not None and not (0 < float(target_width) <= 2):
         raise ValueError(f"target_width must be in (0, 2]; got {target_width!r}.")
-    diag = judge_diagnostics(counts, fit, alpha=alpha, random_seed=random_seed, n_resamples=200)
+    if diagnostics is None:
+        # The checks use the closed-form and posterior intervals only; few resamples suffice.
+        diag = judge_diagnostics(counts, fit, alpha=alpha, random_seed=random_seed, n_resamples=200)
+    else:
+        if diagnostics.attrs.get("alpha") != alpha or diagnostics.sizes.get("system") != len(
+            counts.systems
+        ):
+            raise ValueError(
+                "diagnostics must come from judge_diagnostics(counts, fit, alpha=alpha) with "
+                f"the same counts and alpha={alpha}; got alpha={diagnostics.attrs.get('alpha')} "
+                f"and {diagnostics.sizes.get('system')} systems for {len(counts.systems)}."
+            )
+        diag = diagnostics
     level = f"{100 * (1 - alpha):g}%"
     found: list[Diagnosis] = []
 
@@ -990,7 +1010,11 @@ def check_comparison(
                 d = float(est.sel(sel))
                 pg = None if prob is None else float(prob.sel(sel))
                 first, second = pair.split(" - ", 1)
-                p_text = "" if pg is None else f", P(θ_{first} > θ_{second}) {_prob(pg)}"
+                p_text = (
+                    ""
+                    if pg is None
+                    else f", P(θ_{first} > θ_{second}) {format_probability(pg, relation=True)}"
+                )
                 where = (
                     f"Near tie: Δθ({pair}) = {d:+.3f} [{lo:+.3f}, {hi:+.3f}] ({tie_level} "
                     f"{source}) in stratum {st}{p_text}. "

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from bayesjudge.diagnostics import format_probability
+
 __all__ = ["plot_differences", "plot_judge", "plot_ppc", "plot_theta_forest"]
 
 _SHARE = {
@@ -254,7 +256,7 @@ def plot_differences(frame, ax=None, xlabel: str | None = None):
                 prob = rows.loc[rows["pair"] == pair, "prob_greater"].dropna()
                 if len(prob):
                     p = float(prob.iloc[0])
-                    shown = "< 0.001" if p < 0.0005 else "> 0.999" if p >= 0.9995 else f"= {p:.3f}"
+                    shown = format_probability(p, relation=True)
                     axis.text(
                         1.02,
                         len(pairs) - 1 - i,

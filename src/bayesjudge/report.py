@@ -38,7 +38,7 @@ from bayesjudge.core._validation import check_alpha
 from bayesjudge.core.naive import naive
 from bayesjudge.core.youden import youden, youden_difference
 from bayesjudge.data import JudgeCounts
-from bayesjudge.diagnostics import check_comparison, judge_diagnostics
+from bayesjudge.diagnostics import check_comparison, format_probability, judge_diagnostics
 from bayesjudge.estimate import LOW_J_THRESHOLD, estimate
 from bayesjudge.warnings import BayesJudgeWarning
 
@@ -298,9 +298,7 @@ def _display(frame: pd.DataFrame) -> pd.DataFrame:
             continue
         values = frame[col].tolist()
         if col == "prob_greater":
-            out[_HEADERS[col]] = [
-                "< 0.001" if v < 0.0005 else "> 0.999" if v >= 0.9995 else _fmt(v) for v in values
-            ]
+            out[_HEADERS[col]] = [_fmt(v) if np.isnan(v) else format_probability(v) for v in values]
             continue
         if f"{col}_lower" in columns and f"{col}_upper" in columns:
             cells = []
@@ -650,6 +648,7 @@ def _ppc_table(check, ci_prob: float, counts: JudgeCounts) -> pd.DataFrame:
 def _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes, freq=None):
     """Return check_comparison's records (emitted when warn) and judge_diagnostics' Dataset."""
     try:
+        diag = judge_diagnostics(counts, fit, alpha=alpha, random_seed=random_seed)
         records = list(
             check_comparison(
                 counts,
@@ -659,11 +658,9 @@ def _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes, freq=
                 warn=warn,
                 random_seed=random_seed,
                 differences=freq,
+                diagnostics=diag,
             )
         )
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", BayesJudgeWarning)  # check_comparison warned
-            diag = judge_diagnostics(counts, fit, alpha=alpha, random_seed=random_seed)
     except ValueError as err:
         notes.append(f"The judge diagnostics could not run: {err}")
         return [], None
