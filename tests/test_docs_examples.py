@@ -48,8 +48,8 @@ def test_guide_examples_run(page, tmp_path, monkeypatch):
 def test_llmbar_page_example_runs(monkeypatch):
     blocks = _blocks("llmbar.md")
     assert blocks
-    monkeypatch.chdir(REPO)  # the page reads ../shared/data relative to the repository
     assert DATA.exists(), f"the LLMBar data is missing at {DATA}; set BAYESJUDGE_DATA"
+    monkeypatch.setenv("BAYESJUDGE_DATA", str(DATA))  # the page reads the variable
     for block in blocks:
         namespace = {}
         # The real data has unparsed verdicts: the loader says so, and so does the counting that
