@@ -12,7 +12,7 @@ FIND_PYTHON := for c in "$$(pyenv which python 2>/dev/null)" python3.13 python3.
 	   "$$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 	command -v "$$c"; break; fi; done
 
-.PHONY: help install demo test test-slow test-browser lint format bench studies notebooks clean
+.PHONY: help install demo test test-slow test-browser docs lint format bench studies notebooks clean
 
 help:  ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 	if [ ! -x $(BIN)/python ] || ! $(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 		rm -rf $(VENV) && echo "creating $(VENV) with $$py" && "$$py" -m venv $(VENV); fi
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,bench]"
+	$(BIN)/python -m pip install --quiet -e ".[test,bench,docs]"
 	@touch $(STAMP)
 
 install: $(STAMP)  ## Build .venv and install bayesjudge with its test extras
@@ -43,6 +43,9 @@ test-slow: $(STAMP)  ## Long validation studies (marked slow); run by CI
 
 test-browser: $(STAMP)  ## The HTML report in headless Chromium (needs Debian's chromium); run by CI
 	$(BIN)/python -m pytest -m browser
+
+docs: $(STAMP)  ## Build the documentation site (Sphinx, warnings are errors) into docs/_build/html
+	$(BIN)/python -m sphinx -W --keep-going -b html docs docs/_build/html
 
 format: $(STAMP)  ## Apply ruff fixes and formatting
 	$(BIN)/ruff check --fix .
@@ -66,4 +69,4 @@ notebooks: $(STAMP)  ## Re-execute every notebook in place at full draws (output
 	resources={'metadata': {'path': 'notebooks'}}).execute(); nbformat.write(nb, p)" "$$nb" || exit 1; done
 
 clean:  ## Remove .venv and caches
-	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis build dist docs/_build docs/_generated
