@@ -8,6 +8,7 @@ asks the kernel for its ``sys.prefix`` and checks it is the test's own.
 """
 
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -15,18 +16,31 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOK_DIR = Path(__file__).resolve().parents[1] / "notebooks"
+REPO = Path(__file__).resolve().parents[1]
+NOTEBOOK_DIR = REPO / "notebooks"
 NOTEBOOKS = sorted(NOTEBOOK_DIR.glob("*.ipynb"))
+EXPECTED = [
+    "01_quickstart",
+    "02_priors_and_checks",
+    "03_comparing_systems",
+    "04_stratified_judge",
+    "05_calibration_budget",
+    "06_validation",
+]
 SMALL_DRAWS = 200
+SMALL_REPS = 50  # Monte Carlo replications of the notebooks that run studies
+# 04_stratified_judge reads the LLMBar data (../shared/data beside the repo, as in CI).
+DATA = Path(os.environ.get("BAYESJUDGE_DATA") or REPO.parent / "shared" / "data")
 
 PROBE = """\
 import json, sys
-print(json.dumps({"prefix": sys.prefix, "draws": DRAWS, "tune": TUNE}))
+print(json.dumps({"prefix": sys.prefix, "draws": DRAWS, "tune": TUNE,
+                  "reps": globals().get("REPS")}))
 """
 
 
 def test_notebooks_exist():
-    assert NOTEBOOK_DIR / "01_quickstart.ipynb" in NOTEBOOKS
+    assert [path.stem for path in NOTEBOOKS] == EXPECTED
 
 
 def code_cells(nb):
@@ -55,6 +69,8 @@ def test_committed_notebook_was_executed_cleanly(path):
 def test_notebook_runs_top_to_bottom(path, monkeypatch):
     monkeypatch.setenv("BAYESJUDGE_NOTEBOOK_DRAWS", str(SMALL_DRAWS))
     monkeypatch.setenv("BAYESJUDGE_NOTEBOOK_TUNE", str(SMALL_DRAWS))
+    monkeypatch.setenv("BAYESJUDGE_NOTEBOOK_REPS", str(SMALL_REPS))
+    monkeypatch.setenv("BAYESJUDGE_DATA", str(DATA))
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PROBE))
     client = NotebookClient(
@@ -75,3 +91,5 @@ def test_notebook_runs_top_to_bottom(path, monkeypatch):
     assert Path(info["prefix"]).resolve() == Path(sys.prefix).resolve()
     assert info["draws"] == SMALL_DRAWS
     assert info["tune"] == SMALL_DRAWS
+    # A notebook that runs Monte Carlo studies reads REPS from the environment too.
+    assert info["reps"] in (None, SMALL_REPS)

@@ -484,9 +484,9 @@ def judge_diagnostics(
         (the closed-form interval); ``delta_theta``, ``delta_theta_se``, ``delta_theta_ci``,
         ``prob_greater`` (closed-form Δθ of the counts' own design, normal approximation);
         ``shared_delta_theta``, ``shared_se`` (Fiedler App. B) and ``shared_bias`` (App. C at
-        the estimates) of the shared-calibration difference; ``bias_ratio`` = |shared_bias| /
-        shared_se; ``shared_bias_se`` (delta method) and ``shared_bias_upper`` (one-sided
-        1 − alpha upper bound of |bias|); ``delta_q0``, ``delta_q1`` with simultaneous
+        the estimates) of the shared-calibration difference; ``bias_ratio`` = ``|shared_bias| /
+        shared_se``; ``shared_bias_se`` (delta method) and ``shared_bias_upper`` (one-sided
+        1 − alpha upper bound of ``|bias|``); ``delta_q0``, ``delta_q1`` with simultaneous
         intervals ``delta_q0_ci``, ``delta_q1_ci`` and ``delta_youden_simultaneous_ci``;
         ``evidence_of_difference`` (one of the three excludes 0). Over ``stratum``:
         ``design`` and ``design_basis`` (``"difference"``, ``"equivalent"``,
@@ -518,7 +518,7 @@ def judge_diagnostics(
        similar systems share).
     3. *shared* (basis ``"equivalent"``) — no evidence of a difference, no single ΔJ interval
        (``delta_youden_ci``, which the CalibrationDesignWarning uses) excludes 0, **and** for
-       every pair the one-sided 1 − alpha upper bound |B̂| + z SE(B̂) of the App. C bias
+       every pair the one-sided 1 − alpha upper bound ``|B̂| + z SE(B̂)`` of the App. C bias
        (z the 1 − alpha normal quantile, 1.645 at alpha = 0.05) is at most
        ``BIAS_RATIO_MAX`` (0.5) × shared_se: a bias of half a standard error lowers a
        nominal 95% interval's coverage to 92.1%. This is an equivalence test (TOST): a bias
@@ -528,7 +528,7 @@ def judge_diagnostics(
        *system-specific*, which is valid whatever the judge does; the text gives the bound
        and about how many more items per label and system would make the check pass half the
        time if the judge is in fact the same (every set scaled by
-       ((z + 0.674) SE(B̂) / (0.5 shared_se))², 0.674 being the median of |N(0, 1)|;
+       ((z + 0.674) SE(B̂) / (0.5 shared_se))², 0.674 being the median of ``|N(0, 1)|``;
        the test-set part of shared_se is held fixed, so this is approximate). A stratum where
        the bias cannot be evaluated (a system without test items, or J = 0) is treated the
        same way (basis ``"not evaluable"``).
@@ -820,7 +820,7 @@ def check_comparison(
         more than 5×) or the interval of J reaches 0 (posterior ETI with a fit, else the
         Newcombe interval). When the whole interval is below 0 the message says the judge is
         worse than chance (verdicts anti-correlated with the truth; check for swapped
-        labels) and gives the amplification 1/|J|.
+        labels) and gives the amplification ``1/|J|``.
     CalibrationDesignWarning
         ``"calibration_design"``: a ΔJ interval (Newcombe, 1 − alpha, one per pair and
         stratum) excludes 0, or the design rule of :func:`judge_diagnostics` finds evidence
@@ -833,8 +833,8 @@ def check_comparison(
         intervals exclude 0).
     NearTieWarning
         ``"near_tie"``: the Δθ interval [L, U] includes 0, or excludes it by less than half
-        its half-width (min(|L|, |U|) < (U − L)/4): the ranking of the pair is fragile. For a
-        normal interval this is |Δθ̂| < 1.5 z SE (2.94 SE at 95%), i.e. P(θ_a > θ_b) between
+        its half-width (``min(|L|, |U|) < (U − L)/4``): the ranking of the pair is fragile. For a
+        normal interval this is ``|Δθ̂|`` < 1.5 z SE (2.94 SE at 95%), i.e. P(θ_a > θ_b) between
         0.002 and 0.998: it fires for 99.7% of truly tied pairs, and for a true difference of
         2, 3, 4 or 5 SE in 83%, 48%, 14% or 2% of data sets. Δθ is the posterior ETI and
         P(θ_a > θ_b) with a fit, else the ``differences`` given, else the closed-form

@@ -67,7 +67,7 @@ class CalibrationDesignWarning(BayesJudgeWarning):
 class NearTieWarning(BayesJudgeWarning):
     """A difference Δθ between two systems is a tie or a near tie.
 
-    The Δθ interval includes 0, or misses it by less than half its half-width (|Δθ| < 2.94
+    The Δθ interval includes 0, or misses it by less than half its half-width (``|Δθ|`` < 2.94
     standard errors for a 95 % interval), so a small residual bias — from calibration
     mismatch, say — could change or reverse the ranking (Fiedler, Sec. 4.4 and Sec. 7). Report
     the comparison as undecided, or collect more test or calibration items.

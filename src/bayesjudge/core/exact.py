@@ -1133,7 +1133,7 @@ def exact_draws(
     Proposal: q0, q1 from their calibration-only Beta posteriors, then θ | q from the flat-prior
     conditional — p = (1 − q0) + J θ is P ~ Beta(k + 1, n − k + 1) restricted to the segment
     between 1 − q0 and q1, drawn by inverting its CDF. Accepted with probability
-    ``M(q) / B · π(θ) / max π``, where M(q) = |F_P(q1) − F_P(1 − q0)| / |J| is the
+    ``M(q) / B · π(θ) / max π``, where ``M(q) = |F_P(q1) − F_P(1 − q0)| / |J|`` is the
     flat-prior likelihood of q and B ≥ M its bound (max f_P, or 1 / J_min when J stays
     positive). The accepted draws have density
     ∝ f0(q0) f1(q1) f_P(p(θ, q)) π(θ): the posterior, exactly — no quadrature involved.
@@ -1159,7 +1159,7 @@ def exact_draws(
     Returns
     -------
     dict of str to numpy.ndarray
-        ``theta``, ``q0``, ``q1`` of shape (size, *groups).
+        ``theta``, ``q0``, ``q1`` of shape ``(size, *groups)``.
 
     Examples
     --------

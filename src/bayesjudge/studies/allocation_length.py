@@ -35,7 +35,7 @@ one stream per label type (a group of size s holds the first s items of it), so 
 between strategies are paired and their Monte Carlo errors small.
 
 Table (dims ``p``, ``m``, ``allocation``; coordinate ``theta`` along ``p``)
---------------------------------------------------------------------------
+---------------------------------------------------------------------------
 ``length``: mean realised interval length after truncation to [0, 1] (what a report shows;
 the untruncated length 2·z·SE has no mean here, it is infinite when the smoothed calibration
 counts sit exactly at chance, which small budgets reach with positive probability);
@@ -47,7 +47,7 @@ a noise-free pilot (observed proportions equal to q0, q1) would give, no simulat
 has no sound basis (those replicates are kept; the exact method then falls back to Algorithm 1).
 
 What it shows (default run, 10,000 reps; MC-SE of paired differences ≤ 0.001)
-----------------------------------------------------------------------------
+-----------------------------------------------------------------------------
 * The paper's claim holds where the symmetric split is far from optimal: Algorithm 1 shortens
   the realised interval at p = 0.3, 0.5 and 0.9 at every budget (by 0.003–0.023), and is within
   a few thousandths of the oracle at p = 0.3 and 0.9.
