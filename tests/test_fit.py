@@ -215,6 +215,37 @@ def test_few_draws_warn_with_numbers_and_advice(counts):
         bj.fit(counts, draws=30, tune=200, random_seed=1)
 
 
+def test_rhat_hint_names_the_mirror_only_where_a_label_type_is_missing(counts, result, monkeypatch):
+    healthy = result.diagnostics()
+    bad = {**healthy, "r_hat_max": 1.05, "worst": {**healthy["worst"], "r_hat_max": "theta"}}
+    monkeypatch.setattr(bj.Fit, "diagnostics", lambda self: bad)
+    # Fully calibrated groups: high r_hat gets the generic advice, not the θ ↔ 1 − θ hint.
+    with pytest.warns(bj.ConvergenceWarning, match=r"r_hat = 1\.050") as record:
+        result.check_sampling()
+    assert "judge_better_than_chance" not in str(record[0].message)
+    # A group without truly-incorrect labels can fit θ or 1 − θ: the hint appears ...
+    m0 = counts.m0.values.copy()
+    m0[0, 0] = 0
+    uncalibrated = bj.JudgeCounts.from_counts(
+        n=counts.n.values,
+        k=counts.k.values,
+        m0=m0,
+        tn=np.minimum(counts.tn.values, m0),
+        m1=counts.m1.values,
+        tp=counts.tp.values,
+        system=SYSTEMS,
+        stratum=STRATA,
+    )
+    monkeypatch.setattr(bj.Fit, "counts", property(lambda self: uncalibrated))
+    with pytest.warns(bj.ConvergenceWarning, match="consider judge_better_than_chance=True"):
+        result.check_sampling()
+    # ... unless the prior already excludes judges worse than chance.
+    monkeypatch.setitem(result.config, "judge_better_than_chance", True)
+    with pytest.warns(bj.ConvergenceWarning, match=r"r_hat = 1\.050") as record:
+        result.check_sampling()
+    assert "judge_better_than_chance" not in str(record[0].message)
+
+
 def test_pymc_sampler_agrees_with_nutpie():
     c = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
     a = bj.fit(c, random_seed=3).posterior["theta"]

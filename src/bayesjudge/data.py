@@ -15,7 +15,7 @@ import warnings
 from collections import Counter, defaultdict
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import narwhals.stable.v2 as nw
 import numpy as np
@@ -63,6 +63,9 @@ _RECOGNISED = (
 # Aliases for the columns of the counting query; unlikely to clash with user columns.
 _KEY = "__bayesjudge_{}__"
 _ROWS = "__bayesjudge_rows__"
+_VERDICT_KEY = "__bayesjudge_verdict__"
+# Systems per int64 verdict-pattern code in the per-item query of item= (see _joint_from_frame).
+_CODE_BITS = 62
 
 
 # --------------------------------------------------------------------------- helpers
@@ -234,8 +237,9 @@ def _as_frame(table, table_name: str):
         return nw.from_native(table).lazy()
     except TypeError:
         raise TypeError(
-            f"{table_name} must be a pandas, polars (eager or lazy) or pyarrow table, or the "
-            f"path of a CSV or Parquet file; got {type(table).__name__}."
+            f"{table_name} must be a pandas, polars (eager or lazy) or pyarrow table, a "
+            f"DuckDB relation, a Dask or PySpark DataFrame, or the path of a CSV or Parquet "
+            f"file; got {type(table).__name__}."
         ) from None
 
 
@@ -307,15 +311,15 @@ def _count_table(
     groups: dict[str, str | None],
     positive,
     item: str | None = None,
-) -> tuple[dict[tuple, Counter], list[tuple] | None]:
+) -> tuple[dict[tuple, Counter], _ItemQuery | None]:
     """Count one item table by group and label combination.
 
     Returns per-group counters keyed by label tuples (0/1 per label column, in the order of
     ``labels``); every group seen is a key, including those whose rows were all dropped.
     The counting query runs on the table's own engine; only the small result is collected.
-    With ``item`` (a column name), also returns the item-level rows ``(system, stratum,
-    item id, verdict)`` of the first label column (verdict None where the label is missing);
-    otherwise None.
+    With ``item`` (a column name), also returns the :class:`_ItemQuery` from which
+    :func:`_joint_from_frame` counts the joint verdict table of the first label column once
+    all systems are known; otherwise None.
     """
     frame = _as_frame(table, table_name)
     schema = frame.collect_schema()
@@ -409,30 +413,33 @@ def _count_table(
     if item is None:
         return per_group, None
     role = next(iter(labels))
-    item_exprs = exprs[: len(keys) - len(labels)]  # the group columns
-    item_exprs += [
-        nw.col(item).alias(_KEY.format("item")),
-        _label_key(labels[role], schema[labels[role]]).alias(_KEY.format(role)),
-    ]
-    full = frame.select(*item_exprs).collect().to_dict(as_series=False)
-    n_rows = len(full[_KEY.format("item")])
+    # The raw (engine-side) label values meaning correct and incorrect; the rest are missing.
+    raw = [_plain(v) for v in rows[_KEY.format(role)]]
+    by_verdict: dict[int, list] = {0: [], 1: []}
+    for value, normal in zip(raw, label_values[0], strict=True):
+        if normal is not None and value not in by_verdict[mappings[0][normal]]:
+            by_verdict[mappings[0][normal]].append(value)
+    n_groups = len(keys) - len(labels)
+    query = _ItemQuery(
+        frame=frame.select(
+            *exprs[:n_groups],  # the group columns
+            nw.col(item).alias(_KEY.format("item")),
+            exprs[n_groups].alias(_VERDICT_KEY),
+        ),
+        item_is_float=isinstance(schema[item], nw.Float32 | nw.Float64),
+        correct=by_verdict[1],
+        incorrect=by_verdict[0],
+    )
+    return per_group, query
 
-    def item_column(key: str) -> list:
-        return full[key] if key in full else [DEFAULT_LABEL] * n_rows
 
-    mapping = mappings[0]
-    verdicts = [_normalise(v) for v in full[_KEY.format(role)]]
-    item_rows = [
-        (_plain(s), _plain(t), _plain(i), None if v is None else mapping[v])
-        for s, t, i, v in zip(
-            item_column(_KEY.format("system")),
-            item_column(_KEY.format("stratum")),
-            full[_KEY.format("item")],
-            verdicts,
-            strict=True,
-        )
-    ]
-    return per_group, item_rows
+class _ItemQuery(NamedTuple):
+    """What :func:`_joint_from_frame` needs to count a test table by item on its engine."""
+
+    frame: Any  # narwhals LazyFrame: group keys, item id and (normalised) verdict key
+    item_is_float: bool
+    correct: list  # raw verdict-key values meaning correct
+    incorrect: list  # ... and incorrect; any other value is a missing verdict
 
 
 # ------------------------------------------------------------------ joint verdict tables
@@ -609,6 +616,131 @@ def _joint_from_items(rows, systems, strata, item_column: str):
     return table, verdict
 
 
+def _item_rows(query: _ItemQuery) -> list[tuple]:
+    """Collect the item-level rows ``(system, stratum, item id, verdict or None)``."""
+    full = query.frame.collect().to_dict(as_series=False)
+    n_rows = len(full[_KEY.format("item")])
+
+    def column(key: str) -> list:
+        return full[key] if key in full else [DEFAULT_LABEL] * n_rows
+
+    verdicts = {**dict.fromkeys(query.correct, 1), **dict.fromkeys(query.incorrect, 0)}
+    return [
+        (_plain(s), _plain(t), _plain(i), verdicts.get(_plain(v)))
+        for s, t, i, v in zip(
+            column(_KEY.format("system")),
+            column(_KEY.format("stratum")),
+            full[_KEY.format("item")],
+            full[_VERDICT_KEY],
+            strict=True,
+        )
+    ]
+
+
+def _joint_from_frame(query: _ItemQuery, systems, strata, item_column: str):
+    """Count items judged for every system by stratum and verdict pattern, on the engine.
+
+    Two ``group_by`` steps run on the table's engine as one query: per item (rows, systems,
+    strata, verdicts, and the verdict pattern as bit codes), then over those per-item
+    summaries; only the second, small result (one row per stratum and observed pattern,
+    plus flags) is collected. If a check fails (missing or repeated item ids, an item in
+    several strata, no shared item), the item rows are collected and
+    :func:`_joint_from_items` raises the error that names the offending ids.
+    """
+    names = query.frame.collect_schema().names()
+    system_key, stratum_key = _KEY.format("system"), _KEY.format("stratum")
+    item_key, verdict = _KEY.format("item"), nw.col(_VERDICT_KEY)
+
+    def flag(expr: nw.Expr) -> nw.Expr:
+        return expr.cast(nw.Int64)
+
+    def is_in(values: list) -> nw.Expr:
+        return verdict.is_in(values) if values else verdict.is_null() & ~verdict.is_null()
+
+    missing = nw.col(item_key).is_null()
+    if query.item_is_float:
+        missing = missing | nw.col(item_key).is_nan()
+    correct = flag(is_in(query.correct))
+    columns = [
+        nw.col(item_key),
+        flag(missing).alias("missing"),
+        flag(is_in(query.correct + query.incorrect)).alias("valid"),
+    ]
+    if stratum_key in names:
+        index = sum(
+            (flag(nw.col(stratum_key) == t) * j for j, t in enumerate(strata) if j),
+            start=nw.lit(0, dtype=nw.Int64),
+        )
+        columns.append(index.alias("stratum"))
+    else:
+        columns.append(nw.lit(0, dtype=nw.Int64).alias("stratum"))
+    # Bit j of code c is the verdict of system c * _CODE_BITS + j (sums of distinct powers of
+    # two stay below 2**_CODE_BITS, so int64 never overflows).
+    n_codes = -(-len(systems) // _CODE_BITS)
+    codes = [f"code{c}" for c in range(n_codes)]
+    # One presence flag per system: per item, the number of systems is the sum of their
+    # maxima and a repeated id shows as more rows than systems. (Not n_unique, which
+    # narwhals' Dask backend sums over partitions, nor a group_by over (item, system), which
+    # reduces nothing when every item has one row per system and takes twice as long.)
+    present = [f"present{j}" for j in range(len(systems))] if system_key in names else []
+    if present:
+        for c, code in enumerate(codes):
+            chunk = systems[c * _CODE_BITS : (c + 1) * _CODE_BITS]
+            bits = sum(
+                (flag(nw.col(system_key) == s) * (2**j) for j, s in enumerate(chunk)),
+                start=nw.lit(0, dtype=nw.Int64),
+            )
+            columns.append((bits * correct).alias(code))
+        columns += [
+            (nw.col(system_key) == s).cast(nw.Int8).alias(name)
+            for s, name in zip(systems, present, strict=True)
+        ]
+    else:
+        columns.append(correct.alias(codes[0]))
+    per_item = (
+        query.frame.select(*columns)
+        .group_by(item_key)
+        .agg(
+            nw.len().alias(_ROWS),
+            *(nw.col(c).sum() for c in ["missing", "valid", *codes]),
+            nw.col("stratum").min().alias("lo"),
+            nw.col("stratum").max().alias("hi"),
+            *(nw.col(name).max() for name in present),
+        )
+    )
+    distinct = (
+        sum((nw.col(name).cast(nw.Int64) for name in present), start=nw.lit(0, dtype=nw.Int64))
+        if present
+        else nw.lit(1, dtype=nw.Int64)
+    )
+    bad = (nw.col("missing") > 0) | (nw.col("lo") != nw.col("hi")) | (nw.col(_ROWS) > distinct)
+    shared = flag(~bad & (nw.col("valid") == len(systems)))
+    small = (
+        per_item.select(
+            flag(bad).alias("bad"),
+            shared.alias("shared"),
+            (nw.col("lo") * shared).alias("stratum"),
+            *((nw.col(code) * shared).alias(code) for code in codes),
+        )
+        .group_by("bad", "shared", "stratum", *codes)
+        .agg(nw.len().alias(_ROWS))
+        .collect()
+        .to_dict(as_series=False)
+    )
+    counter: Counter = Counter()
+    for i, n_items in enumerate(small[_ROWS]):
+        if small["shared"][i]:
+            bits = "".join(format(int(small[code][i]), f"0{_CODE_BITS}b")[::-1] for code in codes)
+            counter[(int(small["stratum"][i]), bits[: len(systems)])] += int(n_items)
+    if any(small["bad"]) or not counter:
+        return _joint_from_items(_item_rows(query), systems, strata, item_column)
+    patterns = sorted({p for _, p in counter}, reverse=True)
+    table = np.zeros((len(strata), len(patterns)), dtype=np.int64)
+    for (j, p), c in counter.items():
+        table[j, patterns.index(p)] += c
+    return table, _parse_patterns(patterns, len(systems), systems)
+
+
 def _why_nothing_shared(item_verdicts: Mapping, systems) -> str:
     """Name the systems that share no item with the others, and ids that differ only in type."""
     ids: dict[Any, set] = defaultdict(set)
@@ -696,7 +828,8 @@ class JudgeCounts:
     See Also
     --------
     JudgeCounts.from_counts : Build from numbers.
-    JudgeCounts.from_frames : Count item-level tables (pandas, polars, pyarrow, files).
+    JudgeCounts.from_frames : Count item-level tables (pandas, polars, pyarrow, DuckDB, Dask,
+        PySpark, files).
 
     Notes
     -----
@@ -961,10 +1094,11 @@ class JudgeCounts:
         ----------
         test : dataframe or path, optional
             One row per test item, with the judge's verdict in column ``judge`` (and
-            optional ``system``/``stratum`` columns). A pandas, polars (eager or lazy) or
-            pyarrow table — anything :func:`narwhals.from_native` accepts — or the path
-            (``str`` or :class:`pathlib.Path`) of a ``.csv``/``.tsv`` or ``.parquet``/``.pq``
-            file.
+            optional ``system``/``stratum`` columns). A pandas, polars (``DataFrame`` or
+            ``LazyFrame``) or pyarrow table, a DuckDB relation
+            (:class:`duckdb.DuckDBPyRelation`), a Dask DataFrame or a PySpark DataFrame —
+            anything :func:`narwhals.from_native` accepts — or the path (``str`` or
+            :class:`pathlib.Path`) of a ``.csv``/``.tsv`` or ``.parquet``/``.pq`` file.
         calibration : dataframe or path, optional
             One row per calibration item, with columns ``judge`` and ``human`` (and the same
             optional group columns). At least one of ``test`` and ``calibration`` is needed.
@@ -1021,9 +1155,14 @@ class JudgeCounts:
         *Engines.* The tables are never converted to pandas. Through narwhals, one query per
         table — label normalisation (strip, lowercase), ``group_by`` over group and label
         columns and a row count — runs on the table's own engine, lazily for polars
-        LazyFrames and files (CSV is scanned with polars when installed, else read with
-        pandas; Parquet needs polars or pyarrow). Only the small table of distinct
-        (group, label) combinations is collected and checked in Python.
+        LazyFrames, DuckDB relations, Dask and PySpark DataFrames and files (CSV is scanned
+        with polars when installed, else read with pandas; Parquet needs polars or pyarrow).
+        Only the small table of distinct (group, label) combinations is collected and
+        checked in Python. With ``item``, one more query on the engine groups the test table
+        by item, then by stratum and verdict pattern; only one row per (stratum, observed
+        pattern) is collected. Grouping by item touches every item, so it costs more than
+        the counts. Only when an item check fails are the test table's group, item and
+        verdict columns collected, to name the offending ids.
 
         *Groups.* Coordinates are the union of the labels in both tables, sorted (mixed
         types: by type name, then text), so the result does not depend on row order or
@@ -1071,9 +1210,9 @@ class JudgeCounts:
             raise ValueError("item= names a column of the test table; pass a test table.")
         test_counts: dict[tuple, Counter] = {}
         calib_counts: dict[tuple, Counter] = {}
-        item_rows = None
+        item_query = None
         if test is not None:
-            test_counts, item_rows = _count_table(
+            test_counts, item_query = _count_table(
                 test, "test", {"judge": judge}, groups, positive, item=item
             )
         if calibration is not None:
@@ -1115,8 +1254,8 @@ class JudgeCounts:
                 "stratum": _label_array("stratum", strata),
             },
         )
-        if item_rows is not None:
-            table, matrix = _joint_from_items(item_rows, systems, strata, item)
+        if item_query is not None:
+            table, matrix = _joint_from_frame(item_query, systems, strata, item)
             ds = ds.assign({JOINT: (JOINT_DIMS, table)}).assign_coords(
                 {VERDICT: ((PATTERN, "system"), matrix)}
             )

@@ -1095,6 +1095,13 @@ class Fit:
                     else ""
                 )
             )
+        # θ and 1 − θ fit equally well only where a group lacks one label type and the prior
+        # does not rule out judges worse than chance.
+        mirrored = (
+            self.config["calibration"] == "separate"
+            and not self.config["judge_better_than_chance"]
+            and bool(((self.counts.m0 == 0) | (self.counts.m1 == 0)).any())
+        )
         if d["r_hat_max"] > RHAT_MAX:
             problems.append(
                 f"r_hat = {d['r_hat_max']:.3f} > {RHAT_MAX} for {d['worst']['r_hat_max']!r} "
@@ -1102,7 +1109,7 @@ class Fit:
                 + (
                     ", and check for a bimodal posterior (a group without calibration can "
                     "fit θ or 1 − θ: consider judge_better_than_chance=True)"
-                    if self.config["calibration"] == "separate"
+                    if mirrored
                     else ""
                 )
             )
