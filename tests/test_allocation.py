@@ -483,3 +483,155 @@ def test_report_bad_input():
         allocation_report(15, 0.4, 0.7, 0.9)
     with pytest.raises(ValueError, match="alpha"):
         allocation_report(200, 0.4, 0.7, 0.9, alpha=0)
+
+
+# ----------------------------------------------------------------------------------------
+# Per-type pilot sizes (labels already collected): m0_pilot, m1_pilot
+# ----------------------------------------------------------------------------------------
+
+
+def eq6_length_per_type(m0, m1, p_hat, c0, m0_pilot, c1, m1_pilot, n=None, z=Z95):
+    """Eq. (6) width at plug-ins from a pilot of c0/m0_pilot and c1/m1_pilot, scalar Python.
+
+    Lee et al. eq. (7) smoothing with each type's own size: q~0 = (c0 + 1)/(m0_pilot + 2),
+    q~1 = (c1 + 1)/(m1_pilot + 2); p~ = (n p^ + z^2/2)/(n + z^2) (p^ for n = None); theta~ =
+    (p~ + q~0 - 1)/J~ clipped to [0, 1]; width 2 z sqrt(var)/J~ with var = p~(1-p~)/(n + z^2)
+    + (1-theta~)^2 q~0(1-q~0)/(m0+2) + theta~^2 q~1(1-q~1)/(m1+2).
+    """
+    q0t = (c0 + 1) / (m0_pilot + 2)
+    q1t = (c1 + 1) / (m1_pilot + 2)
+    p_t = p_hat if n is None else (n * p_hat + z**2 / 2) / (n + z**2)
+    j_t = q0t + q1t - 1
+    theta = min(max((p_t + q0t - 1) / j_t, 0.0), 1.0)
+    var = (0.0 if n is None else p_t * (1 - p_t) / (n + z**2)) + (
+        (1 - theta) ** 2 * q0t * (1 - q0t) / (m0 + 2) + theta**2 * q1t * (1 - q1t) / (m1 + 2)
+    )
+    return 2 * z * math.sqrt(var) / j_t
+
+
+def algorithm1_per_type(m, p_hat, c0, m0_pilot, c1, m1_pilot):
+    """Algorithm 1 with each q~ smoothed by its own pilot size, clamped to the two floors."""
+    q0t, q1t = (c0 + 1) / (m0_pilot + 2), (c1 + 1) / (m1_pilot + 2)
+    kappa = (1 - q0t) / (1 - q1t)
+    m1_star = 0 if p_hat == 0 else round(m / (1 + (1 / p_hat - 1) * math.sqrt(kappa)))
+    m1 = min(max(m1_star, m1_pilot), m - m0_pilot)
+    return m - m1, m1
+
+
+def test_per_type_pilot_exact_equals_brute_force_argmin():
+    # 400 random unequal pilots (J~ > 0), budgets from m0_pilot + m1_pilot upwards, p^ and n
+    # random: the exact split must be the argmin of a scan of every m1 in
+    # [m1_pilot, m - m0_pilot] of the independent eq. (6) transcription (smallest m1 among
+    # exact ties; near-ties within 1e-12 relative only need to be among the minimisers), and
+    # its reported length must equal the transcription at that split.
+    rng = np.random.default_rng(2024)
+    checked = unique = 0
+    while checked < 400:
+        m0p, m1p = (int(x) for x in rng.integers(1, 400, 2))
+        c0, c1 = int(rng.integers(0, m0p + 1)), int(rng.integers(0, m1p + 1))
+        if (c0 + 1) / (m0p + 2) + (c1 + 1) / (m1p + 2) <= 1:
+            continue  # J~ <= 0: the Algorithm 1 fallback is tested separately
+        m = m0p + m1p + int(rng.integers(0, 800))
+        p_hat = float(rng.random())
+        n = None if rng.random() < 0.5 else int(rng.integers(10, 5000))
+        q0, q1 = c0 / m0p, c1 / m1p
+        kw = {"n": n, "m0_pilot": m0p, "m1_pilot": m1p}
+        m0, m1 = allocate_calibration(m, p_hat, q0, q1, method="exact", **kw)
+        scan = [
+            eq6_length_per_type(m - k, k, p_hat, c0, m0p, c1, m1p, n)
+            for k in range(m1p, m - m0p + 1)
+        ]
+        best = min(scan)
+        ties = [m1p + i for i, v in enumerate(scan) if v <= best * (1 + 1e-12)]
+        if len(ties) == 1:
+            assert m1 == ties[0], (m, p_hat, c0, m0p, c1, m1p, n)
+            unique += 1
+        else:
+            assert m1 in ties
+        assert m0 + m1 == m and m0 >= m0p and m1 >= m1p
+        rep = allocation_report(m, p_hat, q0, q1, **kw)
+        assert rep.exact[:2] == (m0, m1)
+        ref = eq6_length_per_type(m0, m1, p_hat, c0, m0p, c1, m1p, n)
+        assert rep.exact.length == pytest.approx(ref, rel=1e-12)
+        assert rep.exact.length <= min(rep.symmetric.length, rep.algorithm1.length) * (1 + 1e-12)
+        # Algorithm 1 and the (clamped) symmetric split against their transcriptions.
+        alg1 = algorithm1_per_type(m, p_hat, c0, m0p, c1, m1p)
+        assert allocate_calibration(m, p_hat, q0, q1, **kw) == alg1 == rep.algorithm1[:2]
+        sym1 = min(max(m // 2, m1p), m - m0p)
+        assert rep.symmetric[:2] == (m - sym1, sym1)
+        for opt in (rep.symmetric, rep.algorithm1):
+            ref = eq6_length_per_type(opt.m0, opt.m1, p_hat, c0, m0p, c1, m1p, n)
+            assert opt.length == pytest.approx(ref, rel=1e-12)
+        assert rep.q0_tilde == pytest.approx((c0 + 1) / (m0p + 2), rel=1e-15)
+        assert rep.q1_tilde == pytest.approx((c1 + 1) / (m1p + 2), rel=1e-15)
+        checked += 1
+    assert unique >= 390  # the exact-equality branch is the rule, not the exception
+
+
+def test_per_type_pilot_never_goes_below_the_labels_collected():
+    # The reproduction of the check_comparison bug: 300 truly-incorrect labels (210 judged
+    # right) and 20 truly-correct (18). As a 20 + 20 pilot (the old behaviour) the exact split
+    # of 700 keeps only 24 truly-incorrect labels; with per-type sizes every m keeps >= 300.
+    m = np.arange(320, 3001)
+    old = allocate_calibration(700, 0.85, 0.7, 0.9, m_pilot=20, method="exact", n=1000)
+    assert old.m0 < 300
+    for method in ("algorithm1", "exact"):
+        new = allocate_calibration(m, 0.85, 0.7, 0.9, method=method, n=1000, m0_pilot=300,
+                                   m1_pilot=20)  # fmt: skip
+        assert (new.m0 >= 300).all() and (new.m1 >= 20).all() and (new.m0 + new.m1 == m).all()
+    rep = allocation_report(m, 0.85, 0.7, 0.9, n=1000, m0_pilot=300, m1_pilot=20)
+    for opt in (rep.symmetric, rep.algorithm1, rep.exact):
+        assert (opt.m0 >= 300).all() and (opt.m1 >= 20).all()
+    # At m = m0_pilot + m1_pilot the only admissible split is the pilot itself.
+    assert allocate_calibration(320, 0.85, 0.7, 0.9, method="exact", n=1000, m0_pilot=300,
+                                m1_pilot=20) == (300, 20)  # fmt: skip
+
+
+@pytest.mark.parametrize("n", [None, 1000])
+def test_equal_per_type_pilots_reproduce_m_pilot(n):
+    # m0_pilot = m1_pilot = k is the symmetric pilot m_pilot = k, bit for bit (regression).
+    rng = np.random.default_rng(3)
+    k = rng.integers(1, 60, 200)
+    c0, c1 = rng.integers(0, k + 1), rng.integers(0, k + 1)
+    m = 2 * k + rng.integers(0, 900, 200)
+    p_hat = rng.random(200)
+    q0, q1 = c0 / k, c1 / k
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", LowJudgeQualityWarning)  # some pilots have J~ <= 0
+        for method in ("algorithm1", "exact"):
+            a = allocate_calibration(m, p_hat, q0, q1, k, method=method, n=n)
+            b = allocate_calibration(m, p_hat, q0, q1, method=method, n=n, m0_pilot=k,
+                                     m1_pilot=k)  # fmt: skip
+            np.testing.assert_array_equal(a.m0, b.m0)
+            np.testing.assert_array_equal(a.m1, b.m1)
+        ra = allocation_report(m, p_hat, q0, q1, k, n=n)
+        rb = allocation_report(m, p_hat, q0, q1, n=n, m0_pilot=k, m1_pilot=k)
+    for x, y in zip(ra, rb, strict=True):
+        for u, v in zip(x if isinstance(x, tuple) else (x,), y if isinstance(y, tuple) else (y,),
+                        strict=True):  # fmt: skip
+            np.testing.assert_array_equal(u, v)
+
+
+def test_one_per_type_pilot_defaults_the_other_to_m_pilot():
+    # m1_pilot omitted: it is m_pilot = 10, so q~1 = (9 + 1)/12 and m1 >= 10.
+    got = allocation_report(400, 0.4, 0.7, 0.9, m_pilot=10, m0_pilot=200)
+    assert got.q1_tilde == pytest.approx(10 / 12, rel=1e-15)
+    assert got.q0_tilde == pytest.approx(141 / 202, rel=1e-15)
+    assert got.exact[:2] == allocate_calibration(400, 0.4, 0.7, 0.9, method="exact",
+                                                 m0_pilot=200, m1_pilot=10)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"m0_pilot": 90, "m1_pilot": 20}, "m0_pilot \\+ m1_pilot must not exceed m"),
+        ({"m0_pilot": 95}, "m0_pilot \\+ m1_pilot must not exceed m"),  # m1_pilot = m_pilot
+        ({"m0_pilot": 0, "m1_pilot": 20}, "m0_pilot must be at least 1"),
+        ({"m0_pilot": 20, "m1_pilot": 2.5}, "m1_pilot must be a non-negative whole-number"),
+    ],
+)
+def test_per_type_pilot_bad_input(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        allocate_calibration(100, 0.4, 0.7, 0.9, m_pilot=10, **kwargs)
+    with pytest.raises(ValueError, match=match):
+        allocation_report(100, 0.4, 0.7, 0.9, m_pilot=10, **kwargs)

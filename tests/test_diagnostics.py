@@ -779,3 +779,142 @@ def test_precomputed_diagnostics_give_the_same_records():
     assert [d.message for d in own] == [d.message for d in given]
     with pytest.raises(ValueError, match=r"same counts and alpha=0\.1"):
         check_comparison(counts, warn=False, alpha=0.1, diagnostics=diag)
+
+
+# ------------------------------------------------- calibration-size plan with labels collected
+
+
+def plan_width(k, n, tn, m0, tp, m1, big_m0, big_m1, z=Z95):
+    """Predicted eq. (6) width for final sizes (big_m0, big_m1), plug-ins from all labels so far.
+
+    Lee et al. eq. (7): q~0 = (tn + 1)/(m0 + 2), q~1 = (tp + 1)/(m1 + 2), p~ = (k + z^2/2)/(n +
+    z^2), theta~ = (p~ + q~0 - 1)/J~ clipped to [0, 1]; width 2 z sqrt(var)/J~ with var =
+    p~(1-p~)/(n + z^2) + (1-theta~)^2 q~0(1-q~0)/(M0+2) + theta~^2 q~1(1-q~1)/(M1+2).
+    """
+    q0t, q1t = (tn + 1) / (m0 + 2), (tp + 1) / (m1 + 2)
+    p_t = (k + z**2 / 2) / (n + z**2)
+    j_t = q0t + q1t - 1
+    theta = min(max((p_t + q0t - 1) / j_t, 0.0), 1.0)
+    var = p_t * (1 - p_t) / (n + z**2) + (
+        (1 - theta) ** 2 * q0t * (1 - q0t) / (big_m0 + 2)
+        + theta**2 * q1t * (1 - q1t) / (big_m1 + 2)
+    )
+    return 2 * z * np.sqrt(var) / j_t
+
+
+def brute_force_plan(k, n, tn, m0, tp, m1, target, extra=2500):
+    """Scan every (M0, M1) with M0 >= m0, M1 >= m1 (up to ``extra`` more of each).
+
+    Returns the smallest total whose predicted width is <= target and, at that total, the
+    split of least width (smallest M1 first), as (M0, M1, width).
+    """
+    big_m0 = np.arange(m0, m0 + extra + 1)[:, None]
+    big_m1 = np.arange(m1, m1 + extra + 1)[None, :]
+    total = big_m0 + big_m1
+    best = int(total[plan_width(k, n, tn, m0, tp, m1, big_m0, big_m1) <= target].min())
+    assert best <= m0 + m1 + extra  # so every split of that total lies inside the scan
+    split_m1 = np.arange(m1, best - m0 + 1)
+    width = plan_width(k, n, tn, m0, tp, m1, best - split_m1, split_m1)
+    j = int(np.argmin(width))
+    return best - int(split_m1[j]), int(split_m1[j]), float(width[j])
+
+
+def one_system(n, k, m0, tn, m1, tp):
+    return bj.JudgeCounts.from_counts(n=[n], k=[k], m0=[m0], tn=[tn], m1=[m1], tp=[tp],
+                                      system=["s"])  # fmt: skip
+
+
+# (n, k, m0, tn, m1, tp, target): unequal labels so far. The first is the reported bug
+# (300 truly-incorrect labels, 20 truly-correct; the old plan was m0 = 20, m1 = 369); in the
+# others the plan adds labels of both types.
+UNEQUAL = [
+    (1000, 850, 300, 210, 20, 18, 0.15),
+    (1000, 400, 60, 45, 20, 18, 0.15),
+    (2000, 700, 20, 15, 80, 70, 0.12),
+]
+
+
+@pytest.mark.parametrize("case", UNEQUAL)
+def test_calibration_size_plan_keeps_the_labels_already_collected(case):
+    n, k, m0, tn, m1, tp, target = case
+    (size,) = check_comparison(one_system(n, k, m0, tn, m1, tp), target_width=target, warn=False)
+    v = size.values
+    # Never fewer labels of a type than exist, and the new labels are counted per type.
+    assert v["m0"] >= m0 and v["m1"] >= m1
+    assert (v["more_m0"], v["more_m1"]) == (v["m0"] - m0, v["m1"] - m1)
+    # The plan is the brute-force optimum over every admissible (M0, M1): smallest total,
+    # then the split of least predicted width.
+    ref_m0, ref_m1, ref_width = brute_force_plan(k, n, tn, m0, tp, m1, target)
+    assert (v["m0"], v["m1"]) == (ref_m0, ref_m1)
+    assert v["predicted_width"] == pytest.approx(ref_width, rel=1e-12)
+    assert v["predicted_width"] <= target < v["width"]
+    # The predicted width is eq. (6) of the package's own implementation on hypothetical final
+    # counts whose smoothed proportions equal the plug-ins (no theta~ clipping in these cases).
+    raw0 = ((tn + 1) / (m0 + 2) * (v["m0"] + 2) - 1) / v["m0"]
+    raw1 = ((tp + 1) / (m1 + 2) * (v["m1"] + 2) - 1) / v["m1"]
+    own = bj.lang_reiczigel_length(k / n, raw0, raw1, n, v["m0"], v["m1"])
+    assert v["predicted_width"] == pytest.approx(float(own), rel=1e-9)
+
+
+def test_calibration_size_reported_case_and_message():
+    # The reported case: m0 = 300 (tn = 210), m1 = 20 (tp = 18), n = 1000, k = 850, target
+    # 0.15. Brute force: only truly-correct labels are added (theta~ = 0.97 makes the m0 term
+    # tiny and 300 is plenty), to m1 = 332. (Plug-ins smoothed with 20 items of each type, as
+    # before the fix, would have asked for m1 = 361 with m0 kept at 300.)
+    counts = one_system(1000, 850, 300, 210, 20, 18)
+    ref_m0, ref_m1, ref_width = brute_force_plan(850, 1000, 210, 300, 18, 20, 0.15)
+    assert ref_m0 == 300
+    with pytest.warns(CalibrationSizeWarning) as record:
+        (size,) = check_comparison(counts, target_width=0.15)
+    assert len(record) == 1 and str(record[0].message) == size.message
+    more = ref_m1 - 20
+    assert (
+        f"with m0 = 300, m1 = 20 calibration items. Collect about {more} more truly-correct "
+        f"labels ({more} in all, to m0 = 300, m1 = {ref_m1}): predicted to give "
+        f"{ref_width:.3f} (bayesjudge.allocation_report, exact split, the labels so far as "
+        f"pilot: m0_pilot=300, m1_pilot=20)."
+    ) in size.message
+    assert "truly-incorrect" not in size.message  # no type with 0 new labels is listed
+    # Both types: "X more truly-incorrect and Y more truly-correct labels (X + Y in all".
+    n, k, m0, tn, m1, tp, target = UNEQUAL[1]
+    r0, r1, _ = brute_force_plan(k, n, tn, m0, tp, m1, target)
+    assert r0 > m0 and r1 > m1
+    (size,) = check_comparison(one_system(n, k, m0, tn, m1, tp), target_width=target, warn=False)
+    assert (
+        f"Collect about {r0 - m0} more truly-incorrect and {r1 - m1} more truly-correct labels "
+        f"({r0 + r1 - m0 - m1} in all, to m0 = {r0}, m1 = {r1})"
+    ) in size.message
+
+
+def old_plan(p, q0, q1, n, m, alpha, target):
+    """The plan before the fix for EQUAL existing labels m0 = m1 = m (a symmetric pilot).
+
+    Transcribed from the old _required_calibration: the smallest total M >= 2m whose exact
+    split (allocation_report with m_pilot = m) predicts a width <= target, by linear scan.
+    """
+    total = 2 * m
+    while True:
+        r = bj.allocation_report(total, p, q0, q1, m_pilot=m, n=n, alpha=alpha).exact
+        if r.length <= target:
+            return int(r.m0), int(r.m1)
+        total += 1
+
+
+@pytest.mark.parametrize(
+    "case",
+    [
+        (4000, 2400, 100, 80, 100, 90, 0.12),  # old message: m0 = 156, m1 = 162
+        (4000, 1600, 100, 80, 100, 90, 0.12),  # old message: m0 = 273, m1 = 100
+        (1000, 600, 50, 40, 50, 45, 0.15),  # old message: m0 = 144, m1 = 153
+        (1000, 300, 10, 7, 10, 9, 0.15),  # old message: m0 = 1418, m1 = 10
+    ],
+)
+def test_calibration_size_plan_unchanged_for_equal_labels(case):
+    # Regression: with m0 = m1 the per-type pilot is the old symmetric pilot, so the plan is
+    # the same. The values in the comments are what the code before the fix printed (commit
+    # 50d0ee3, check_comparison(one_system(*case[:6]), target_width=case[6], warn=False)).
+    n, k, m0, tn, m1, tp, target = case
+    (size,) = check_comparison(one_system(n, k, m0, tn, m1, tp), target_width=target, warn=False)
+    ref = old_plan(k / n, tn / m0, tp / m1, n, m0, 0.05, target)
+    assert (size.values["m0"], size.values["m1"]) == ref
+    assert brute_force_plan(k, n, tn, m0, tp, m1, target)[:2] == ref

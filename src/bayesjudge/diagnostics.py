@@ -707,32 +707,39 @@ def _group(system, stratum) -> str:
 
 
 def _required_calibration(p, q0, q1, n, m0, m1, alpha, target):
-    """Smallest total m whose exact allocation predicts an interval ≤ target, or None."""
-    m_pilot = int(min(m0, m1))
-    now = int(m0 + m1)
+    """Smallest plan (m0', m1') beyond the current labels predicted to reach ``target``.
 
-    def length(m):
+    The labels collected so far are the pilot, with their own per-type sizes
+    (``allocation_report(..., m0_pilot=m0, m1_pilot=m1)``): the plug-ins q̃ = (x + 1)/(m + 2)
+    use all of them, and only splits with ``m0' >= m0`` and ``m1' >= m1`` are searched, so no
+    collected label is given up. Returns the exact-split ``AllocationOption`` of the smallest
+    total ``m > m0 + m1`` whose predicted length is at most ``target`` (the caller found the
+    current interval wider than the target), or None where no total up to 10^7 reaches it.
+    The best predicted length falls strictly with ``m`` (one more label of either type lowers
+    it), so bisection finds the smallest such total.
+    """
+    m0, m1 = int(m0), int(m1)
+    now = m0 + m1
+
+    def plan(m):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", LowJudgeQualityWarning)
-            r = allocation_report(m, p, q0, q1, m_pilot=m_pilot, n=int(n), alpha=alpha)
-        return float(r.exact.length), r.exact
+            r = allocation_report(m, p, q0, q1, n=int(n), alpha=alpha, m0_pilot=m0, m1_pilot=m1)
+        return r.exact
 
-    hi = max(now, 2 * m_pilot)
     limit = 10_000_000
-    while length(hi)[0] > target:
+    lo, hi = now, now + 1  # lo: the current labels, known to miss the target
+    while float(plan(hi).length) > target:
         if hi >= limit:
             return None
-        hi = min(2 * hi, limit)
-    lo = max(now, 2 * m_pilot) - 1
-    if length(lo + 1)[0] <= target:
-        return length(lo + 1)[1]
+        lo, hi = hi, min(2 * hi, limit)
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if length(mid)[0] <= target:
+        if float(plan(mid).length) <= target:
             hi = mid
         else:
             lo = mid
-    return length(hi)[1]
+    return plan(hi)
 
 
 def format_probability(p: float, relation: bool = False) -> str:
@@ -842,10 +849,13 @@ def check_comparison(
         ends, as in the report.
     CalibrationSizeWarning
         ``"calibration_size"``: with ``target_width``, a group's Lang–Reiczigel interval is
-        wider than the target; the message gives the calibration size and split
-        (:func:`bayesjudge.allocation_report`, exact split, the current calibration as
-        pilot) that is predicted to reach it, or says that no calibration size can because
-        the test set alone is too small.
+        wider than the target; the message gives how many more truly-incorrect and
+        truly-correct labels are predicted to reach it — the smallest total whose exact split
+        (:func:`bayesjudge.allocation_report` with the labels so far as a pilot of their own
+        sizes, ``m0_pilot=m0, m1_pilot=m1``) reaches the target, never fewer labels of a type
+        than are already collected — or says that no calibration size can because the test
+        set alone is too small. ``values`` holds the planned ``m0``, ``m1`` and the new
+        labels ``more_m0``, ``more_m1``.
 
     Examples
     --------
@@ -1068,14 +1078,21 @@ def check_comparison(
                     )
                     values = {"width": width, "target": target, "m0": None, "m1": None}
                 else:
+                    m0_now, m1_now = int(arr["m0"][i, t]), int(arr["m1"][i, t])
                     m0n, m1n = int(need.m0), int(need.m1)
+                    more = [f"{x} more truly-{kind}"
+                            for x, kind in ((m0n - m0_now, "incorrect"), (m1n - m1_now, "correct"))
+                            if x > 0]  # fmt: skip
+                    plural = "s" * (m0n + m1n - m_now != 1)
                     msg = head + (
-                        f"About m0 = {m0n}, m1 = {m1n} (m = {m0n + m1n}, {m0n + m1n - m_now} "
-                        f"more labels) are predicted to give {float(need.length):.3f} "
-                        f"(bayesjudge.allocation_report, exact split, current calibration as "
-                        f"pilot)."
+                        f"Collect about {' and '.join(more)} label{plural} ({m0n + m1n - m_now} "
+                        f"in all, to m0 = {m0n}, m1 = {m1n}): predicted to give "
+                        f"{float(need.length):.3f} "
+                        f"(bayesjudge.allocation_report, exact split, the labels so far as "
+                        f"pilot: m0_pilot={m0_now}, m1_pilot={m1_now})."
                     )
                     values = {"width": width, "target": target, "m0": m0n, "m1": m1n,
+                              "more_m0": m0n - m0_now, "more_m1": m1n - m1_now,
                               "predicted_width": float(need.length)}  # fmt: skip
                 found.append(
                     Diagnosis("calibration_size", "warning", msg, CalibrationSizeWarning, sys,

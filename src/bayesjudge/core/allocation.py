@@ -141,40 +141,60 @@ def _pilot_count(m_pilot: np.ndarray, q_pilot: np.ndarray) -> np.ndarray:
     return np.where(np.abs(count - nearest) <= _SNAP_TOL * m_pilot, nearest, count)
 
 
-def _prepare(m, p_hat, q0_pilot, q1_pilot, m_pilot):
-    """Validate the allocation inputs and return the broadcast pilot quantities."""
+def _prepare(m, p_hat, q0_pilot, q1_pilot, m_pilot, m0_pilot=None, m1_pilot=None):
+    """Validate the allocation inputs and return the broadcast pilot quantities.
+
+    Returns ``m, p_hat, lo0, lo1, q0t, q1t, kappa``: ``lo0``/``lo1`` are the pilot sizes per
+    label type (``m_pilot`` unless ``m0_pilot``/``m1_pilot`` are given), which are both the
+    smoothing sizes of q̃0/q̃1 and the smallest admissible ``m0``/``m1``.
+    """
     m = as_count("m", m, positive=True)
     p_hat = as_probability("p_hat", p_hat)
     q0_pilot = as_probability("q0_pilot", q0_pilot)
     q1_pilot = as_probability("q1_pilot", q1_pilot)
     m_pilot = as_count("m_pilot", m_pilot, positive=True)
-    if (2 * m_pilot > m).any():
-        mp, mm = np.broadcast_arrays(m_pilot, m)
-        bad = 2 * mp > mm
-        raise ValueError(
-            f"The pilot takes m_pilot items of each label type, so 2 * m_pilot must not exceed "
-            f"the budget m; got m_pilot={format_values(mp[bad])} with m={format_values(mm[bad])}. "
-            f"Lower m_pilot or raise m."
-        )
-    m, p_hat, q0_pilot, q1_pilot, m_pilot = _broadcast(
-        ("m", "p_hat", "q0_pilot", "q1_pilot", "m_pilot"), m, p_hat, q0_pilot, q1_pilot, m_pilot
-    )
-    c0 = _pilot_count(m_pilot, q0_pilot)
-    c1 = _pilot_count(m_pilot, q1_pilot)
-    q0t = (c0 + 1) / (m_pilot + 2)
-    q1t = (c1 + 1) / (m_pilot + 2)
-    # From counts, (1 - q0t)/(1 - q1t) is a ratio of whole numbers, so equal error counts give
-    # exactly 1 (and 4, 9, ... give exact square roots) and exact halves stay halves below.
-    kappa = (m_pilot + 1 - c0) / (m_pilot + 1 - c1)
-    return m, p_hat, m_pilot, q0t, q1t, kappa
+    if m0_pilot is None and m1_pilot is None:
+        if (2 * m_pilot > m).any():
+            mp, mm = np.broadcast_arrays(m_pilot, m)
+            bad = 2 * mp > mm
+            raise ValueError(
+                f"The pilot takes m_pilot items of each label type, so 2 * m_pilot must not "
+                f"exceed the budget m; got m_pilot={format_values(mp[bad])} with "
+                f"m={format_values(mm[bad])}. Lower m_pilot or raise m."
+            )
+        lo0 = lo1 = m_pilot
+    else:
+        lo0 = m_pilot if m0_pilot is None else as_count("m0_pilot", m0_pilot, positive=True)
+        lo1 = m_pilot if m1_pilot is None else as_count("m1_pilot", m1_pilot, positive=True)
+        if (lo0 + lo1 > m).any():
+            a, b, mm = np.broadcast_arrays(lo0, lo1, m)
+            bad = a + b > mm
+            raise ValueError(
+                f"The pilot items are part of the budget, so m0_pilot + m1_pilot must not "
+                f"exceed m; got m0_pilot={format_values(a[bad])}, "
+                f"m1_pilot={format_values(b[bad])} with m={format_values(mm[bad])}. Raise m."
+            )
+    m, p_hat, q0_pilot, q1_pilot, lo0, lo1 = _broadcast(
+        ("m", "p_hat", "q0_pilot", "q1_pilot", "m0_pilot", "m1_pilot"),
+        m, p_hat, q0_pilot, q1_pilot, lo0, lo1,
+    )  # fmt: skip
+    c0 = _pilot_count(lo0, q0_pilot)
+    c1 = _pilot_count(lo1, q1_pilot)
+    q0t = (c0 + 1) / (lo0 + 2)
+    q1t = (c1 + 1) / (lo1 + 2)
+    # From counts, (1 - q0t)/(1 - q1t) is a ratio of whole numbers (times (lo1 + 2)/(lo0 + 2),
+    # exactly 1 for a symmetric pilot), so equal error counts give exactly 1 (and 4, 9, ...
+    # give exact square roots) and exact halves stay halves below.
+    kappa = (lo0 + 1 - c0) / (lo1 + 1 - c1) * ((lo1 + 2) / (lo0 + 2))
+    return m, p_hat, lo0, lo1, q0t, q1t, kappa
 
 
-def _algorithm1_m1(m, p_hat, m_pilot, kappa):
+def _algorithm1_m1(m, p_hat, lo0, lo1, kappa):
     # m / (1 + (1/p - 1) sqrt(kappa)) rewritten as m p / (p + (1 - p) sqrt(kappa)): no division
     # by p (p = 0 gives 0, the paper's limit) and no inexact 1/p, so halves are computed exactly.
     raw = m * p_hat / (p_hat + (1 - p_hat) * np.sqrt(kappa))
     m1 = np.round(raw)  # half-to-even, like Python's round()
-    return np.minimum(np.maximum(m1, m_pilot), m - m_pilot)
+    return np.minimum(np.maximum(m1, lo1), m - lo0)
 
 
 def _plugin(p_hat, q0t, q1t, n, z):
@@ -264,6 +284,8 @@ def allocate_calibration(
     *,
     n=None,
     alpha: float = 0.05,
+    m0_pilot=None,
+    m1_pilot=None,
 ) -> Allocation:
     """Split a budget of ``m`` human labels between truly-incorrect and truly-correct items.
 
@@ -288,6 +310,13 @@ def allocate_calibration(
     alpha : float, default 0.05
         Interval level ``1 - alpha``, used by ``"exact"`` with finite ``n`` only (through
         p̃ = (n p̂ + z²/2)/(n + z²)).
+    m0_pilot, m1_pilot : int or array_like, optional
+        Pilot items of each label type when they differ (labels already collected, e.g.
+        300 truly-incorrect and 20 truly-correct ones); each defaults to ``m_pilot``. Then
+        ``q0_pilot`` is the share of the ``m0_pilot`` truly-incorrect pilot items that the
+        judge got right (``q1_pilot`` likewise), each q̃ is smoothed with its own size, and
+        the split keeps ``m0 >= m0_pilot`` and ``m1 >= m1_pilot``: labels already collected
+        are never given up. Requires ``m0_pilot + m1_pilot <= m`` (each at least 1).
 
     Returns
     -------
@@ -297,8 +326,8 @@ def allocate_calibration(
     Raises
     ------
     ValueError
-        For proportions outside [0, 1], non-whole or negative counts, ``2 * m_pilot > m`` or
-        an unknown ``method``.
+        For proportions outside [0, 1], non-whole or negative counts, ``2 * m_pilot > m``
+        (``m0_pilot + m1_pilot > m``) or an unknown ``method``.
 
     Warns
     -----
@@ -309,6 +338,11 @@ def allocate_calibration(
     -----
     Both methods first smooth the pilot, q̃ = (m_pilot·q_pilot + 1)/(m_pilot + 2), and clamp
     the result to ``m_pilot <= m1 <= m - m_pilot`` (the pilot items are part of the budget).
+    With per-type pilot sizes, q̃0 = (m0_pilot·q0_pilot + 1)/(m0_pilot + 2), q̃1 likewise with
+    ``m1_pilot``, and the clamp is ``m1_pilot <= m1 <= m - m0_pilot``; everything else is
+    unchanged (Algorithm 1 is stated for a symmetric pilot; its κ̂ and rule carry over as they
+    are). This is the planning question "how many more of each type, given the labels so
+    far": the answer never asks for fewer labels of a type than exist.
 
     *Algorithm 1* sets κ̂ = (1 − q̃0)/(1 − q̃1) and m1* = round(m / (1 + (1/p̂ − 1)·√κ̂)) with
     round-half-to-even (as Python's ``round``). It is computed as m p̂/(p̂ + (1 − p̂)√κ̂) with κ̂
@@ -367,23 +401,45 @@ def allocate_calibration(
 
     >>> allocate_calibration(200, [0.0, 0.5, 1.0], 0.8, 0.8).m1
     array([ 10, 100, 190])
+
+    Labels already collected in unequal numbers — 300 truly incorrect (210 judged right)
+    and 20 truly correct (18) — are a pilot with per-type sizes. A budget of 700 keeps the
+    300 and adds 380 truly-correct labels; a 20 + 20 pilot would ask for only 24 truly
+    incorrect ones, fewer than exist:
+
+    >>> allocate_calibration(700, 0.85, 0.7, 0.9, method="exact", n=1000,
+    ...                      m0_pilot=300, m1_pilot=20)
+    Allocation(m0=300, m1=400)
+    >>> allocate_calibration(700, 0.85, 0.7, 0.9, m_pilot=20, method="exact", n=1000)
+    Allocation(m0=24, m1=676)
     """
     method = _check_method(method)
     n = _check_n(n)
     alpha = check_alpha(alpha)
-    m, p_hat, m_pilot, q0t, q1t, kappa = _prepare(m, p_hat, q0_pilot, q1_pilot, m_pilot)
+    m, p_hat, lo0, lo1, q0t, q1t, kappa = _prepare(
+        m, p_hat, q0_pilot, q1_pilot, m_pilot, m0_pilot, m1_pilot
+    )
     j_t = q0t + q1t - 1
     _warn_low_j(j_t, q0_pilot, q1_pilot, fallback=method == "exact")
-    m1 = _algorithm1_m1(m, p_hat, m_pilot, kappa)
+    m1 = _algorithm1_m1(m, p_hat, lo0, lo1, kappa)
     if method == "exact":
         _, _, _, theta = _plugin(p_hat, q0t, q1t, n, _z(alpha))
         a, b = _calib_weights(theta, q0t, q1t)
-        m1 = np.where(j_t > 0, _exact_m1(m, m_pilot, m - m_pilot, a, b), m1)
+        m1 = np.where(j_t > 0, _exact_m1(m, lo1, m - lo0, a, b), m1)
     return Allocation(_as_int(m - m1), _as_int(m1))
 
 
 def allocation_report(
-    m, p_hat, q0_pilot, q1_pilot, m_pilot=10, n=None, alpha: float = 0.05
+    m,
+    p_hat,
+    q0_pilot,
+    q1_pilot,
+    m_pilot=10,
+    n=None,
+    alpha: float = 0.05,
+    *,
+    m0_pilot=None,
+    m1_pilot=None,
 ) -> AllocationReport:
     """Compare the symmetric, Algorithm 1 and exact calibration splits.
 
@@ -395,6 +451,9 @@ def allocation_report(
         Test-set size; None means ``n → ∞`` (no test-set term in the predicted length).
     alpha : float, default 0.05
         Interval level ``1 - alpha`` of the predicted Lang–Reiczigel interval.
+    m0_pilot, m1_pilot : int or array_like, optional
+        Pilot sizes per label type, as in :func:`allocate_calibration`: they set the
+        smoothing of q̃0, q̃1 and every split keeps ``m0 >= m0_pilot``, ``m1 >= m1_pilot``.
 
     Returns
     -------
@@ -409,7 +468,9 @@ def allocation_report(
     m̃0 = m0 + 2 and m̃1 = m1 + 2 and the adjusted proportions fixed at their plug-in
     values (pilot-smoothed q̃, p̃ from the test set, θ̃ clipped to [0, 1]); it is what the
     interval would measure if the final calibration estimates equalled the pilot ones. It is
-    infinite where J̃ <= 0. The symmetric split is ``m1 = m // 2``, ``m0 = m - m1``.
+    infinite where J̃ <= 0. The symmetric split is ``m1 = m // 2``, ``m0 = m - m1`` (with
+    per-type pilot sizes, ``m // 2`` clamped to ``m1_pilot <= m1 <= m - m0_pilot``: as even
+    as the labels already collected allow).
     ``exact`` never predicts a longer interval than the other two (it minimises this
     length); the gain over Algorithm 1 is largest when q̃0, q̃1 are far from 1.
 
@@ -430,14 +491,16 @@ def allocation_report(
     n = _check_n(n)
     alpha = check_alpha(alpha)
     z = _z(alpha)
-    m, p_hat, m_pilot, q0t, q1t, kappa = _prepare(m, p_hat, q0_pilot, q1_pilot, m_pilot)
+    m, p_hat, lo0, lo1, q0t, q1t, kappa = _prepare(
+        m, p_hat, q0_pilot, q1_pilot, m_pilot, m0_pilot, m1_pilot
+    )
     p_t, test_var, j_t, theta = _plugin(p_hat, q0t, q1t, n, z)
     _warn_low_j(j_t, q0_pilot, q1_pilot, fallback=True)
     a, b = _calib_weights(theta, q0t, q1t)
 
-    alg1 = _algorithm1_m1(m, p_hat, m_pilot, kappa)
-    exact = np.where(j_t > 0, _exact_m1(m, m_pilot, m - m_pilot, a, b), alg1)
-    sym = np.floor(m / 2)
+    alg1 = _algorithm1_m1(m, p_hat, lo0, lo1, kappa)
+    exact = np.where(j_t > 0, _exact_m1(m, lo1, m - lo0, a, b), alg1)
+    sym = np.clip(np.floor(m / 2), lo1, m - lo0)
 
     def option(m1):
         length = _predicted_length(z, test_var, j_t, a, b, m - m1, m1)
