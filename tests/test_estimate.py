@@ -1,5 +1,7 @@
 """Tests of bayesjudge.estimate: the xarray layer over the closed-form core."""
 
+import re
+
 import numpy as np
 import pytest
 import xarray as xr
@@ -169,6 +171,21 @@ def test_low_judge_quality_warns_with_numbers_and_gives_honest_interval():
     lower, upper = result["ci"].squeeze().values
     assert 0 <= lower <= upper <= 1
     assert upper - lower > 0.5  # honest: very wide
+
+
+def test_judge_worse_than_chance_is_named_and_amplified_by_one_over_abs_j():
+    # J_hat = 0.2 + 0.2 - 1 = -0.6 with m0 = m1 = 100: clearly below 0, so the message says
+    # "worse than chance" (swapped labels?) with amplification 1/|J| = 1.7, not "without bound".
+    counts = JudgeCounts.from_counts(n=1000, k=500, m0=100, tn=20, m1=100, tp=20)
+    with pytest.warns(LowJudgeQualityWarning) as record:
+        estimate(counts)
+    (message,) = [str(w.message) for w in record]
+    assert re.search(r"worse than chance.*J = -0\.60 .*amplified about 2x", message)
+    assert "swapped labels" in message and "without bound" not in message
+    # J_hat = 0.45 + 0.45 - 1 = -0.1: near chance, amplified 1/|J| = 10x.
+    counts = JudgeCounts.from_counts(n=1000, k=500, m0=100, tn=45, m1=100, tp=45)
+    with pytest.warns(LowJudgeQualityWarning, match=r"near 0\) in .*J = -0\.10 .*about 10x"):
+        estimate(counts)
 
 
 def test_tiny_calibration_warns_that_judge_quality_is_uncertain():

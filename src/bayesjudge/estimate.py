@@ -90,8 +90,9 @@ def estimate(
     Warns
     -----
     LowJudgeQualityWarning
-        Where the judge's Youden index J is below ``LOW_J_THRESHOLD`` (0.2) or its interval
-        contains 0: the correction amplifies every error by about 1/J.
+        Where the judge's Youden index has ``|J|`` below ``LOW_J_THRESHOLD`` (0.2), where its
+        interval contains 0, or where J is clearly below 0 (a judge worse than chance:
+        check for swapped labels): the correction amplifies every error by about 1/``|J|``.
     SmallSampleWarning
         Where a group has no test items, or (for corrected methods) no calibration items of
         one true label; the estimate there is NaN and the message names the groups.
@@ -281,7 +282,7 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
         return
     j, lo, hi = youden(tn[mask], m0[mask], tp[mask], m1[mask], alpha=alpha, method="agresti-caffo")
     systems, strata = ds["system"].values, ds["stratum"].values
-    low, uncertain = [], []
+    low, worse, uncertain = [], [], []
     for (i, s), jj, ll, hh in zip(
         zip(*np.nonzero(mask), strict=True),
         *(np.atleast_1d(a) for a in (j, lo, hi)),
@@ -289,8 +290,12 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
     ):
         where = f"system={systems[i]}/stratum={strata[s]}: J = {jj:.2f} "
         where += f"({100 * (1 - alpha):g}% interval {ll:.2f} to {hh:.2f})"
-        if jj < LOW_J_THRESHOLD:
-            amp = f"about {1 / jj:.0f}x" if jj > 0.02 else "without bound"
+        # The amplification of the correction is 1/|J|: a clearly negative J is corrected
+        # (inverted) as stably as a positive one of the same size.
+        amp = f"about {1 / abs(jj):.0f}x" if abs(jj) > 0.02 else "without bound"
+        if hh < 0 and abs(jj) >= LOW_J_THRESHOLD:
+            worse.append(f"{where}, errors amplified {amp}")
+        elif abs(jj) < LOW_J_THRESHOLD:
             low.append(f"{where}, errors amplified {amp}")
         elif ll <= 0:
             uncertain.append(where)
@@ -300,10 +305,21 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
 
     if low:
         warnings.warn(
-            f"Low judge quality (Youden J = q0 + q1 - 1 near or below 0) in {listing(low)}. "
+            f"Low judge quality (Youden J = q0 + q1 - 1 near 0) in {listing(low)}. "
             "The correction divides by J, so the corrected estimate is unstable and its "
-            "interval wide (up to all of [0, 1]); a J <= 0 judge is no better than chance. "
-            "Use a better judge or prompt, label more calibration items, or weaken the claim.",
+            "interval wide (up to all of [0, 1]); a judge with J near 0 is no better than "
+            "chance. Use a better judge or prompt, label more calibration items, or weaken "
+            "the claim.",
+            LowJudgeQualityWarning,
+            stacklevel=3,
+        )
+    if worse:
+        warnings.warn(
+            f"Judge worse than chance (Youden J clearly below 0) in {listing(worse)}: its "
+            "verdicts are anti-correlated with the truth. Check for swapped labels (the "
+            "positive= option of JudgeCounts.from_frames). If the labels are right, the "
+            "correction inverts the judge, with its error amplified 1/|J|; use a better "
+            "judge or prompt.",
             LowJudgeQualityWarning,
             stacklevel=3,
         )
