@@ -471,6 +471,21 @@ def test_probabilities_that_round_to_1_are_shown_as_bounds():
     assert [t.get_text() for t in axes[0].texts] == ["P > 0.999", "P < 0.001"]
 
 
+def test_each_method_s_probability_is_written_with_its_name():
+    """With several designs in one plot, every pair showed the first design's P only."""
+    import pandas as pd
+
+    from bayesjudge.plots import plot_differences
+
+    rows = pd.DataFrame({"pair": ["a - b"] * 3, "stratum": "all",
+                         "method": ["separate", "shared", "naive"],
+                         "estimate": [0.1, -0.05, 0.0], "lower": [0.05, -0.1, -0.1],
+                         "upper": [0.2, 0.0, 0.1],
+                         "prob_greater": [0.9996, 0.02, np.nan]})  # fmt: skip
+    axes = plot_differences(rows)
+    assert [t.get_text() for t in axes[0].texts] == ["P > 0.999 (separate); P = 0.020 (shared)"]
+
+
 def test_without_fit_the_comparison_captions_claim_no_posterior(closed_only):
     s = closed_only.section("comparisons")
     captions = " ".join(b[2] for b in s.blocks if b[0] in ("table", "figure"))

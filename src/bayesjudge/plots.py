@@ -217,7 +217,8 @@ def plot_differences(frame, ax=None, xlabel: str | None = None):
     frame : pandas.DataFrame
         Tidy rows with columns ``pair`` (``"a - b"``), ``stratum``, ``method``, ``estimate``,
         ``lower``, ``upper`` and optionally ``prob_greater`` (P(θ_a > θ_b), written as
-        ``P = ...`` right of its pair's row where not NaN).
+        ``P = ...`` right of its pair's row where not NaN; when several methods of a pair
+        carry one, each is written with its method's name).
     ax : sequence of matplotlib Axes, optional
         One Axes per stratum; a new figure is made when None.
     xlabel : str, optional
@@ -253,18 +254,24 @@ def plot_differences(frame, ax=None, xlabel: str | None = None):
         axis.set_title(f"stratum {stratum}" if len(strata) > 1 else "all items")
         if "prob_greater" in rows:
             for i, pair in enumerate(pairs):
-                prob = rows.loc[rows["pair"] == pair, "prob_greater"].dropna()
-                if len(prob):
-                    p = float(prob.iloc[0])
-                    shown = format_probability(p, relation=True)
-                    axis.text(
-                        1.02,
-                        len(pairs) - 1 - i,
-                        f"P {shown}",
-                        transform=axis.get_yaxis_transform(),
-                        va="center",
-                        fontsize="small",
-                    )
+                carrying = rows[(rows["pair"] == pair) & rows["prob_greater"].notna()]
+                if not len(carrying):
+                    continue
+                # Several methods (e.g. calibration designs) each have their own P: name them.
+                named = carrying["method"].nunique() > 1
+                text = "; ".join(
+                    f"P {format_probability(float(p), relation=True)}"
+                    + (f" ({method})" if named else "")
+                    for method, p in zip(carrying["method"], carrying["prob_greater"], strict=True)
+                )
+                axis.text(
+                    1.02,
+                    len(pairs) - 1 - i,
+                    text,
+                    transform=axis.get_yaxis_transform(),
+                    va="center",
+                    fontsize="small",
+                )
     ax[0].legend(loc="best", fontsize="small")
     return ax
 
