@@ -486,6 +486,22 @@ def test_each_method_s_probability_is_written_with_its_name():
     assert [t.get_text() for t in axes[0].texts] == ["P > 0.999 (separate); P = 0.020 (shared)"]
 
 
+def test_methods_without_a_fixed_style_differ_in_marker_and_colour():
+    import pandas as pd
+
+    from bayesjudge.plots import plot_differences
+
+    designs = ["separate", "shared", "hierarchical"]
+    rows = pd.DataFrame({"pair": "a - b", "stratum": "all", "method": designs,
+                         "estimate": [0.1, 0.0, 0.05], "lower": [0.0, -0.1, -0.05],
+                         "upper": [0.2, 0.1, 0.15]})  # fmt: skip
+    axes = plot_differences(rows)
+    points = [line for line in axes[0].lines if line.get_label() in designs]
+    assert [line.get_label() for line in points] == designs
+    assert len({line.get_marker() for line in points}) == 3
+    assert len({line.get_color() for line in points}) == 3
+
+
 def test_without_fit_the_comparison_captions_claim_no_posterior(closed_only):
     s = closed_only.section("comparisons")
     captions = " ".join(b[2] for b in s.blocks if b[0] in ("table", "figure"))

@@ -868,8 +868,8 @@ def check_comparison(
     >>> found = check_comparison(counts, warn=False, random_seed=0)
     >>> [d.code for d in found]
     ['calibration_design']
-    >>> print(found[0].message[:58])
-    ΔJ(a - b) = 0.200 [0.092, 0.304] in stratum all excludes 0
+    >>> print(found[0].message[:73])
+    ΔJ(a - b) = 0.200 [0.092, 0.304] (95% interval) in stratum all excludes 0
     """
     counts = JudgeCounts(counts)
     alpha = check_alpha(alpha)
@@ -958,14 +958,17 @@ def check_comparison(
                     est = float(diag[name].sel(sel))
                     parts.append(f"{label} = {est:+.3f} [{c_lo:+.3f}, {c_hi:+.3f}]")
             if single:
-                head = f"ΔJ({pair}) = {dj:.3f} [{lo:.3f}, {hi:.3f}] in stratum {st} excludes 0"
+                head = (
+                    f"ΔJ({pair}) = {dj:.3f} [{lo:.3f}, {hi:.3f}] ({level} interval) in stratum "
+                    f"{st} excludes 0"
+                )
                 if parts:
                     head += f", and so does {', '.join(parts)} ({simultaneous} simultaneous)"
             else:  # ΔJ covers 0 but q0 or q1 differs: App. C bias depends on each, not on ΔJ
                 head = (
                     f"{' and '.join(parts)} ({simultaneous} simultaneous interval) for {pair} in "
-                    f"stratum {st} excludes 0 although ΔJ = {dj:.3f} [{lo:.3f}, {hi:.3f}] does "
-                    f"not"
+                    f"stratum {st} excludes 0 although ΔJ = {dj:.3f} [{lo:.3f}, {hi:.3f}] "
+                    f"({level} interval) does not"
                 )
             n_single = diag.sizes["pair"] * diag.sizes["stratum"]
             caveat = (

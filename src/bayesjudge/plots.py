@@ -95,7 +95,9 @@ def plot_ppc(check, ci_prob: float = 0.95, ax=None):
 
 # ----------------------------------------------------------------------------- forest plots
 
-#: Colours and markers of the estimators in the forest plots (others cycle through C3, C4, ...).
+#: Colours and markers of the estimators in the forest plots; other methods (e.g. calibration
+#: designs) cycle through colours C2, C3, ... and markers together, so that they differ in
+#: shape as well as colour (readable in greyscale and for colour-blind readers).
 _METHOD_STYLE = {
     "naive": ("0.55", "s"),
     "Lang–Reiczigel": ("C0", "o"),
@@ -105,11 +107,14 @@ _METHOD_STYLE = {
 }
 
 
+_OTHER_MARKERS = ("^", "v", "s", "P", "X", "<", ">")
+
+
 def _style(method: str, index: int) -> tuple[str, str]:
     for key, style in _METHOD_STYLE.items():
         if str(method).startswith(key):
             return style
-    return f"C{(index + 2) % 10}", "^"
+    return f"C{(index + 2) % 10}", _OTHER_MARKERS[index % len(_OTHER_MARKERS)]
 
 
 def _require(frame, columns: list[str], what: str) -> None:
