@@ -246,6 +246,20 @@ def test_rhat_hint_names_the_mirror_only_where_a_label_type_is_missing(counts, r
     assert "judge_better_than_chance" not in str(record[0].message)
 
 
+def test_aggregate_spellings_of_one_graph_share_a_compiled_model(counts):
+    config = {"calibration": "separate", "pool_over": None, "judge_better_than_chance": False}
+    key = fit_module._structure_key
+    one = counts.sel(stratum=[STRATA[0]])
+    # One stratum: "auto" builds no theta_total, like None.
+    assert key(one, {**config, "aggregate": "auto"}) == key(one, {**config, "aggregate": None})
+    # Several strata: "auto", "test" and fixed weights all use the stratum_weight container.
+    weights = (counts.n / counts.n.sum("stratum")).values.tolist()
+    keys = {key(counts, {**config, "aggregate": a}) for a in ("auto", "test", weights)}
+    assert len(keys) == 1
+    assert key(counts, {**config, "aggregate": "dirichlet"}) not in keys
+    assert key(counts, {**config, "aggregate": None}) not in keys
+
+
 def test_pymc_sampler_agrees_with_nutpie():
     c = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
     a = bj.fit(c, random_seed=3).posterior["theta"]

@@ -89,10 +89,11 @@ def _model_config(fit_config: dict) -> dict:
 
 
 def _structure_key(counts: JudgeCounts, config: dict) -> str:
-    agg = config["aggregate"]
-    fixed_weights = agg is not None and not isinstance(agg, str)
+    # "auto", "test" and explicit weights build the same graph (a stratum_weight data
+    # container, or none with one stratum), so they share one compiled model.
+    kind, _ = _aggregate_weights(counts, config["aggregate"])
     key = {
-        "model": {**config, "aggregate": "weights" if fixed_weights else agg},
+        "model": {**config, "aggregate": kind if kind in (None, "dirichlet") else "weights"},
         # repr, not str: labels 1 and "1" must not share a compiled model (its coords).
         "system": [repr(s) for s in counts.systems],
         "stratum": [repr(s) for s in counts.strata],
