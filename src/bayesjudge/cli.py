@@ -358,41 +358,18 @@ def _describe_aggregate(aggregate, n_strata: int) -> str:
 
 def _fit_frames(result, ci_prob: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the tidy summary and the pairwise comparisons of systems (empty if one)."""
+    from bayesjudge.report import comparison_rows
+
     summary = result.summary(ci_prob=ci_prob)
-    rows = []
+    frames = []
     if result.counts.sizes["system"] >= 2:
         for var in ("theta", "theta_total"):
-            if var not in result.posterior.data_vars:
-                continue
-            comp = result.compare(dim="system", var=var, ci_prob=ci_prob)
-            strata = comp["stratum"].values.tolist() if "stratum" in comp.dims else [None]
-            for pair in comp["pair"].values.tolist():
-                for stratum in strata:
-                    sel = {"pair": pair} if stratum is None else {"pair": pair, "stratum": stratum}
-                    c = comp.sel(sel)
-                    rows.append(
-                        {
-                            "variable": f"{var}_difference",
-                            "system": pair,
-                            "stratum": stratum,
-                            "mean": float(c["mean"]),
-                            "sd": float(c["sd"]),
-                            "median": float(c["median"]),
-                            "eti_lower": float(c["ci"].sel(ci_bound="lower")),
-                            "eti_upper": float(c["ci"].sel(ci_bound="upper")),
-                            "prob_greater": float(c["prob_greater"]),
-                        }
-                    )
-    return summary, pd.DataFrame(rows)
-
-
-def _fmt_prob(x: float) -> str:
-    """Format a posterior probability; 0 and 1 mean 'beyond the draws' resolution'."""
-    if x == 0:
-        return "<0.001"
-    if x == 1:
-        return ">0.999"
-    return _fmt(x)
+            if var in result.posterior.data_vars:
+                rows = comparison_rows(result, var, ci_prob)
+                rows.insert(0, "variable", f"{var}_difference")
+                frames.append(rows.rename(columns={"pair": "system", "lower": "eti_lower",
+                                                   "upper": "eti_upper"}))  # fmt: skip
+    return summary, (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
 
 
 def _fmt_int(x: float) -> str:
@@ -405,6 +382,8 @@ def _label(value) -> str:
 
 def _cmd_fit(args) -> int:
     from pathlib import Path
+
+    from bayesjudge.diagnostics import format_probability
 
     if args.pool_over is not None and args.calibration_model == "separate":
         raise UsageError(
@@ -499,7 +478,7 @@ def _cmd_fit(args) -> int:
                     _fmt_interval(a, b)
                     for a, b in zip(comparisons["eti_lower"], comparisons["eti_upper"], strict=True)
                 ],
-                "P(a > b)": comparisons["prob_greater"].map(_fmt_prob),
+                "P(a > b)": comparisons["prob_greater"].map(format_probability),
             }
         )
         print("\nComparisons of systems (posterior of the difference, draw by draw)")

@@ -482,7 +482,13 @@ def _pairs(counts):
     return [(a, b, f"{a} - {b}") for a, b in combinations(counts.systems, 2)]
 
 
-def _bayes_compare(fit, var, ci_prob):
+def comparison_rows(fit, var: str, ci_prob: float) -> pd.DataFrame:
+    """``fit.compare`` of ``var`` between systems as tidy rows (one per pair and stratum).
+
+    Columns ``pair``, ``stratum`` (None when ``var`` has no stratum dim), ``mean``, ``sd``,
+    ``median``, ``lower``, ``upper`` (the equal-tailed interval) and ``prob_greater``; shared
+    by the report's tables and ``bayesjudge fit``.
+    """
     comp = fit.compare(dim="system", var=var, ci_prob=ci_prob)
     rows = []
     strata = comp["stratum"].values.tolist() if "stratum" in comp.dims else [None]
@@ -494,13 +500,19 @@ def _bayes_compare(fit, var, ci_prob):
                 {
                     "pair": pair,
                     "stratum": stratum,
-                    "mean": float(c["mean"]),
+                    **{k: float(c[k]) for k in ("mean", "sd", "median")},
                     "lower": float(c["ci"].sel(ci_bound="lower")),
                     "upper": float(c["ci"].sel(ci_bound="upper")),
                     "prob_greater": float(c["prob_greater"]),
                 }
             )
-    return rows
+    return pd.DataFrame(rows)
+
+
+def _posterior_columns(fit, var, ci_prob, name):
+    """``comparison_rows`` renamed to ``name``, ``name_lower``, ``name_upper`` (+ P)."""
+    rows = comparison_rows(fit, var, ci_prob).drop(columns=["sd", "median"])
+    return rows.rename(columns={"mean": name, "lower": f"{name}_lower", "upper": f"{name}_upper"})
 
 
 def _difference_table(counts, alpha, fit, ci_prob, comparison, collected):
@@ -521,24 +533,10 @@ def _difference_table(counts, alpha, fit, ci_prob, comparison, collected):
         row["frequentist_upper"] = float(r["ci"].sel(ci_bound="upper"))
     frame = pd.DataFrame(list(rows.values()))
     if fit is not None:
-        bayes = pd.DataFrame(_bayes_compare(fit, "theta", ci_prob))
-        bayes = bayes.rename(
-            columns={
-                "mean": "bayes_difference",
-                "lower": "bayes_difference_lower",
-                "upper": "bayes_difference_upper",
-            }
-        )
+        bayes = _posterior_columns(fit, "theta", ci_prob, "bayes_difference")
         frame = frame.merge(bayes, on=["pair", "stratum"], how="left")
         if "theta_total" in fit.posterior.data_vars:
-            total = pd.DataFrame(_bayes_compare(fit, "theta_total", ci_prob))
-            total = total.rename(
-                columns={
-                    "mean": "bayes_difference",
-                    "lower": "bayes_difference_lower",
-                    "upper": "bayes_difference_upper",
-                }
-            )
+            total = _posterior_columns(fit, "theta_total", ci_prob, "bayes_difference")
             total["stratum"] = "all strata (θ_total)"
             for col in frame.columns:
                 if col not in total:
@@ -571,14 +569,8 @@ def _youden_difference_table(counts, alpha, fit, ci_prob):
             rows.append(row)
     frame = pd.DataFrame(rows)
     if fit is not None and "system" in fit.posterior["youden"].dims:
-        bayes = pd.DataFrame(_bayes_compare(fit, "youden", ci_prob))
-        bayes = bayes.rename(
-            columns={
-                "mean": "bayes_youden",
-                "lower": "bayes_youden_lower",
-                "upper": "bayes_youden_upper",
-            }
-        ).drop(columns="prob_greater")
+        bayes = _posterior_columns(fit, "youden", ci_prob, "bayes_youden")
+        bayes = bayes.drop(columns="prob_greater")
         if "stratum" not in fit.posterior["youden"].dims:
             frame = frame.merge(bayes.drop(columns="stratum"), on="pair", how="left")
         else:
