@@ -57,6 +57,7 @@ bench: $(STAMP)  ## Benchmarks (not part of the test suite); results in benchmar
 	$(BIN)/python benchmarks/bench_fit.py
 	$(BIN)/python benchmarks/bench_exact.py
 	$(BIN)/python benchmarks/bench_engines.py
+	$(BIN)/python benchmarks/bench_report.py
 
 studies: $(STAMP)  ## Every study at full size; results recorded in benchmarks/studies/results/
 	$(BIN)/python benchmarks/studies/run_all.py

@@ -23,6 +23,17 @@ Run from the repository root::
     q1 = 0.9): ``exact_posterior`` on all of them in one call (goal ≤ 10 s), single-threaded
     and on a 2-thread pool over 2 chunks (numpy releases the GIL), and the fast path.
 
+(c) ``bj.fit(method="exact")`` at scale (issue 13): 2,000 groups (n = 1000, m0 = m1 = 100,
+    θ ~ U(0.05, 0.95), q0 = 0.7, q1 = 0.9) at the default 4 × 1000 draws, fit plus
+    ``summary()``, per posterior, against a cached nutpie refit of one such group (``bj.fit``
+    with the compile cached: median of 4 refits with new data and seeds; its summary not
+    counted, which favours nutpie); goal ratio ≥ 1000. With the breakdown: quadrature
+    (``exact_marginals``), draws (``exact_draws``), the rest of ``fit`` and ``summary``. And a
+    single exact fit plus summary of one group (median of 5), against the 0.21 s that issue
+    13 quotes for R's ``prevalence::truePrev`` (JAGS) — a figure from the issue, not measured
+    here (R is not installed). Run alone with ``--fit-speed``; results in
+    ``benchmarks/results/exact_fit.json``.
+
 Results go to ``benchmarks/results/exact.json`` with the load average (the machine is shared;
 wall time is inflated when other processes run).
 """
@@ -42,12 +53,19 @@ from pathlib import Path
 import numpy as np
 
 import bayesjudge as bj
-from bayesjudge.core.exact import exact_posterior, exact_theta_interval
+from bayesjudge.core.exact import (
+    exact_draws,
+    exact_marginals,
+    exact_posterior,
+    exact_theta_interval,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 GOAL_SPEEDUP = 1000.0
 GOAL_BATCH_SECONDS = 10.0
 BATCH = 10_000
+FIT_GROUPS = 2_000
+TRUEPREV_SECONDS = 0.21  # R prevalence::truePrev (JAGS), one posterior: quoted by issue 13
 
 
 def single_group_counts(seed: int) -> bj.JudgeCounts:
@@ -102,11 +120,87 @@ def nuts_seconds(sampler: str, seeds) -> dict:
     return out
 
 
+def machine(load_before) -> dict:
+    return {
+        "python": platform.python_version(),
+        "processor": platform.processor() or platform.machine(),
+        "cpu_count": os.cpu_count(),
+        "load_average_before": load_before,
+        "load_average_after": os.getloadavg(),
+    }
+
+
+def fit_speed(out_path: Path, repeat: int = 2) -> dict:
+    """(c): the exact Fit at scale and alone, against a cached nutpie refit (one process)."""
+    load_before = os.getloadavg()
+    rng = np.random.default_rng(2026)
+    counts = bj.simulate_counts(
+        rng.uniform(0.05, 0.95, FIT_GROUPS), 0.7, 0.9, n=1000, m0=100, m1=100,
+        system=[f"s{i}" for i in range(FIT_GROUPS)], random_seed=rng,
+    )  # fmt: skip
+    data = [counts.dataset[v].values for v in ("k", "n", "tn", "m0", "tp", "m1")]
+    singles = [single_group_counts(s) for s in range(1, 6)]
+    bj.fit(singles[0], method="exact", random_seed=0).summary()  # warm-up (imports, caches)
+
+    many = {"groups": FIT_GROUPS, "draws_per_group": 4000, "runs": []}
+    for seed in range(1, repeat + 1):  # each run: the parts, then the whole
+        run = {"marginals_seconds": timed(lambda: exact_marginals(*data))}
+        run["draws_seconds"] = timed(lambda s=seed: exact_draws(*data, size=4000, rng=s))
+        start = time.perf_counter()
+        result = bj.fit(counts, method="exact", random_seed=seed)
+        run["fit_seconds"] = time.perf_counter() - start
+        run["summary_seconds"] = timed(result.summary)
+        run["fit_and_summary_seconds"] = run["fit_seconds"] + run["summary_seconds"]
+        many["runs"].append(run)
+    best = min(many["runs"], key=lambda r: r["fit_and_summary_seconds"])
+    many.update(best)
+    many["per_posterior_seconds"] = best["fit_and_summary_seconds"] / FIT_GROUPS
+
+    single = [
+        timed(lambda c=c, s=s: bj.fit(c, method="exact", random_seed=s).summary())
+        for s, c in enumerate(singles, start=1)
+    ]
+    one = {"fit_and_summary_seconds": statistics.median(single), "runs": single,
+           "truePrev_seconds_quoted": TRUEPREV_SECONDS}  # fmt: skip
+    one["meets_goal"] = one["fit_and_summary_seconds"] < TRUEPREV_SECONDS
+
+    nutpie = nuts_seconds("nutpie", range(1, 6))
+    ratio = nutpie["seconds"] / many["per_posterior_seconds"]
+    out = {
+        "machine": machine(load_before),
+        "exact_fit_many_groups": many,
+        "exact_fit_one_group": one,
+        "nutpie_cached_refit": nutpie,
+        "ratio_nutpie_refit_over_exact_per_posterior": ratio,
+        "goal_ratio": GOAL_SPEEDUP,
+        "meets_goal": ratio >= GOAL_SPEEDUP,
+        "bayesjudge_version": bj.__version__,
+    }
+    print(f"(c) bj.fit(method='exact') + summary, {FIT_GROUPS} groups x 4000 draws")
+    for key in ("marginals_seconds", "draws_seconds", "fit_seconds", "summary_seconds",
+                "fit_and_summary_seconds"):  # fmt: skip
+        print(f"  {key:<34} {many[key]:9.3f} s")
+    print(f"  per posterior                      {many['per_posterior_seconds'] * 1e3:9.3f} ms")
+    print(f"  nutpie cached refit (one group)    {nutpie['seconds'] * 1e3:9.1f} ms")
+    print(f"  ratio (goal >= {GOAL_SPEEDUP:.0f})               {ratio:9.1f}")
+    print(f"  one group, fit + summary           {one['fit_and_summary_seconds'] * 1e3:9.1f} ms "
+          f"(truePrev, quoted: {TRUEPREV_SECONDS * 1e3:.0f} ms)")  # fmt: skip
+    out_path.parent.mkdir(parents=True, exist_ok=True)
+    out_path.write_text(json.dumps(out, indent=2, default=float) + "\n")
+    print(f"wrote {out_path}")
+    return out
+
+
 def main(argv=None) -> dict:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-pymc", action="store_true", help="skip PyMC's NUTS in (a)")
-    parser.add_argument("--out", type=Path, default=ROOT / "benchmarks" / "results" / "exact.json")
+    parser.add_argument("--fit-speed", action="store_true", help="run (c) only")
+    parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
+    results = ROOT / "benchmarks" / "results"
+    if args.fit_speed:
+        return fit_speed(args.out or results / "exact_fit.json")
+    args.out = args.out or results / "exact.json"
     load_before = os.getloadavg()
     seeds = range(1, 6)
     singles = [args_of(single_group_counts(s)) for s in seeds]
@@ -201,13 +295,7 @@ def main(argv=None) -> dict:
         print(f"  {key:<44} {value}")
 
     out = {
-        "machine": {
-            "python": platform.python_version(),
-            "processor": platform.processor() or platform.machine(),
-            "cpu_count": os.cpu_count(),
-            "load_average_before": load_before,
-            "load_average_after": os.getloadavg(),
-        },
+        "machine": machine(load_before),
         "single_group": single,
         "ratios": ratios,
         "many_groups": many,

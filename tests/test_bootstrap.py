@@ -20,7 +20,7 @@ from bayesjudge.core.bootstrap import (
     bootstrap_difference,
     bootstrap_rogan_gladen,
 )
-from bayesjudge.warnings import LowJudgeQualityWarning
+from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
 TOL = 1e-12
 Q0, Q1 = 0.7, 0.9
@@ -160,6 +160,7 @@ def test_matches_slow_reference(design):
     np.testing.assert_allclose(stacked(ours), ref, rtol=0, atol=TOL)
     # The tiny third calibration set produces replicates with q0* + q1* == 1.
     assert any(issubclass(w.category, LowJudgeQualityWarning) for w in caught)
+    assert any(issubclass(w.category, SmallSampleWarning) for w in caught)  # 400 < 1000
 
 
 @pytest.mark.parametrize(
@@ -179,15 +180,16 @@ def test_difference_matches_slow_reference(design, shared):
     b_args = {} if shared else dict(tn_b=[60, 3], m0_b=[90, 5], tp_b=[95, 6], m1_b=[110, 7])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LowJudgeQualityWarning)  # tiny second group
-        ours = bootstrap_difference(
-            **args,
-            **b_args,
-            shared_calibration=shared,
-            alpha=0.1,
-            n_resamples=300,
-            calibration_design=design,
-            random_seed=5,
-        )
+        with pytest.warns(SmallSampleWarning, match="n_resamples=300 is below 1000"):
+            ours = bootstrap_difference(
+                **args,
+                **b_args,
+                shared_calibration=shared,
+                alpha=0.1,
+                n_resamples=300,
+                calibration_design=design,
+                random_seed=5,
+            )
     ref = slow_bootstrap_difference(as_groups(**args, **b_args), 0.1, 300, design, shared, seed=5)
     np.testing.assert_allclose(stacked(ours), ref, rtol=0, atol=TOL)
 
@@ -255,11 +257,11 @@ def test_paired_count_resampling_matches_item_resampling_in_distribution():
 
 def test_known_point_estimate():
     # eq. (5): (0.4 + 0.7 - 1) / (0.7 + 0.9 - 1) = 1/6 (Lee et al. Appendix C example).
-    res = bootstrap_rogan_gladen(400, 1000, 70, 100, 90, 100, n_resamples=50, random_seed=0)
+    res = bootstrap_rogan_gladen(400, 1000, 70, 100, 90, 100, n_resamples=1000, random_seed=0)
     assert isinstance(res, EstimateInterval)
     assert all(np.ndim(v) == 0 for v in res)
     np.testing.assert_allclose(res.estimate, 1 / 6, rtol=1e-15)
-    clipped = bootstrap_rogan_gladen(200, 1000, 70, 100, 90, 100, n_resamples=50, random_seed=0)
+    clipped = bootstrap_rogan_gladen(200, 1000, 70, 100, 90, 100, n_resamples=1000, random_seed=0)
     assert clipped.estimate == 0.0  # (0.2 + 0.7 - 1) / 0.6 < 0 is clipped
 
 
@@ -353,13 +355,17 @@ def within_3_mc_se(cov, reps):
 # 0.942 - 0.952 (stratified) and 0.9455 - 0.958 (random), all within 3 MC-SE.
 @pytest.mark.parametrize("theta", [0.1, 0.4, 0.7])
 def test_coverage_stratified_lee_design(theta):
-    cov = stratified_coverage(theta, reps=2000, n_resamples=500, seed=500 + int(theta * 100))
+    # 500 resamples per interval are enough for coverage over 2000 replications (the Monte
+    # Carlo error of the ends averages out), though not for one reported interval: it warns.
+    with pytest.warns(SmallSampleWarning, match="n_resamples=500 is below 1000"):
+        cov = stratified_coverage(theta, reps=2000, n_resamples=500, seed=500 + int(theta * 100))
     assert within_3_mc_se(cov, 2000), cov
 
 
 @pytest.mark.parametrize("theta", [0.1, 0.4, 0.7])
 def test_coverage_random_calibration_design(theta):
-    cov = random_design_coverage(theta, reps=2000, n_resamples=500, seed=600 + int(theta * 100))
+    with pytest.warns(SmallSampleWarning, match="n_resamples=500 is below 1000"):
+        cov = random_design_coverage(theta, reps=2000, n_resamples=500, seed=600 + int(theta * 100))
     assert within_3_mc_se(cov, 2000), cov
 
 
@@ -405,7 +411,8 @@ def test_coverage_paired_difference_model_specific_calibration():
     reps, delta = 1000, 0.6 - 0.5
     rng = np.random.default_rng(700)
     data = simulate_paired(rng, reps, n=1000, m0=200, m1=200)
-    res = bootstrap_difference(**data, n_resamples=500, random_seed=rng)
+    with pytest.warns(SmallSampleWarning, match="n_resamples=500 is below 1000"):
+        res = bootstrap_difference(**data, n_resamples=500, random_seed=rng)
     assert abs(coverage(res, delta) - 0.95) <= 3 * np.sqrt(0.95 * 0.05 / reps), coverage(res, delta)
 
 
@@ -494,20 +501,17 @@ def test_shared_calibration_width_matches_fiedler_appendix_b():
 
 def test_reproducible_with_seed_and_generator():
     args = (400, 1000, 70, 100, 90, 100)
-    a = bootstrap_rogan_gladen(*args, n_resamples=500, random_seed=123)
-    b = bootstrap_rogan_gladen(*args, n_resamples=500, random_seed=123)
-    c = bootstrap_rogan_gladen(*args, n_resamples=500, random_seed=124)
-    d = bootstrap_rogan_gladen(*args, n_resamples=500, random_seed=np.random.default_rng(123))
+    a = bootstrap_rogan_gladen(*args, n_resamples=1000, random_seed=123)
+    b = bootstrap_rogan_gladen(*args, n_resamples=1000, random_seed=123)
+    c = bootstrap_rogan_gladen(*args, n_resamples=1000, random_seed=124)
+    d = bootstrap_rogan_gladen(*args, n_resamples=1000, random_seed=np.random.default_rng(123))
     assert a == b == d
     assert (a.lower, a.upper) != (c.lower, c.upper)
-    e = bootstrap_difference(
-        450, 100, 50, 400, 70, 100, 90, 100, shared_calibration=True, n_resamples=500, random_seed=1
-    )
-    f = bootstrap_difference(
-        450, 100, 50, 400, 70, 100, 90, 100, shared_calibration=True, n_resamples=500, random_seed=1
-    )
+    table = (450, 100, 50, 400, 70, 100, 90, 100)
+    e = bootstrap_difference(*table, shared_calibration=True, n_resamples=1000, random_seed=1)
+    f = bootstrap_difference(*table, shared_calibration=True, n_resamples=1000, random_seed=1)
     assert e == f
-    unseeded = bootstrap_rogan_gladen(*args, n_resamples=200)
+    unseeded = bootstrap_rogan_gladen(*args, n_resamples=1000)
     assert 0 <= unseeded.lower <= unseeded.upper <= 1
 
 
@@ -536,7 +540,7 @@ def test_property_interval_in_range(case, design, alpha):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", LowJudgeQualityWarning)
         res = bootstrap_rogan_gladen(
-            *case, alpha=alpha, n_resamples=200, calibration_design=design, random_seed=0
+            *case, alpha=alpha, n_resamples=1000, calibration_design=design, random_seed=0
         )
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -548,7 +552,7 @@ def test_property_interval_in_range(case, design, alpha):
             *case[2:],
             shared_calibration=True,
             alpha=alpha,
-            n_resamples=200,
+            n_resamples=1000,
             calibration_design=design,
             random_seed=0,
         )
@@ -583,6 +587,9 @@ GOOD = dict(k=400, n=1000, tn=70, m0=100, tp=90, m1=100)
         (dict(n_resamples=0), "n_resamples must be a whole number of at least 1"),
         (dict(n_resamples=10.5), "n_resamples must be a whole number"),
         (dict(n_resamples="many"), "n_resamples must be a whole number"),
+        (dict(n_resamples=99), "n_resamples must be a whole number of at least 100"),
+        (dict(n_resamples=1), "need not even contain the estimate"),
+        (dict(n_resamples=1000, alpha=1e-3), r"n_resamples=1000 is too few for alpha=0\.001"),
         (dict(calibration_design="bogus"), "calibration_design must be one of"),
         (dict(tn=[70, 50], tp=[90, 50]), r"not identified .* position\(s\) \(1,\): q0=0.5, q1=0.5"),
     ],

@@ -167,7 +167,8 @@ def test_data_mistakes_in_files(tables, tmp_path, capsys):
 
 def test_warnings_are_one_line_each_and_do_not_fail(tmp_path, capsys):
     test_csv, cal_csv = tmp_path / "t.csv", tmp_path / "c.csv"
-    test_csv.write_text("judge\nyes\nno\n\nyes\n")
+    # A blank line is skipped silently; an empty label in a row is dropped with a warning.
+    test_csv.write_text("judge,id\nyes,1\nno,2\n,3\nyes,4\n")
     cal_csv.write_text("judge,human\n" + "yes,1\nno,0\n" * 20 + "no,\n")
     code, _out, err = _run(
         ["estimate", "--test", str(test_csv), "--calibration", str(cal_csv)], capsys

@@ -276,3 +276,15 @@ def test_calibration_table_without_system_column_is_one_shared_set(tables, tmp_p
         capsys,
     )
     assert code == 2 and err.count("\n") == 1 and "calibration='shared'" in err
+
+
+def test_fit_takes_a_huge_seed_and_names_the_option_on_a_negative_one(tables, capsys):
+    # Issue 13: --seed 2**70 failed inside the sampler; --seed -1 did not name the option.
+    huge = str(2**70)
+    args = _fit_args(tables, "--draws", "100", "--tune", "100", "--chains", "2", "--seed", huge)
+    code, out, err = _run(args, capsys)
+    assert code == 0, err
+    assert "Traceback" not in err
+    assert f"seed {huge} (repeat with --seed {huge})" in out
+    code, _, err = _run(_fit_args(tables, "--seed", "-1"), capsys)
+    assert code == 2 and err.startswith("bayesjudge: error: argument --seed: must be a non-neg")

@@ -129,7 +129,7 @@ def test_unpaired_without_joint_table():
         k_b=b.k.values.ravel(), n_b=b.n.values.ravel(),
     )  # fmt: skip
     np.testing.assert_allclose(out_u.se.sel(pair="x - y").values, ref.se, rtol=1e-12)
-    boot = compare(unpaired, "bootstrap", n_resamples=500, random_seed=1)
+    boot = compare(unpaired, "bootstrap", n_resamples=1000, random_seed=1)
     assert boot.attrs["paired"] is False
     assert (boot.ci.sel(ci_bound="lower") <= boot.estimate).all()
 
@@ -177,7 +177,7 @@ def test_unusable_strata_are_nan_with_warnings():
         n=100, k=[60, 50], m0=40, tn=[20, 30], m1=40, tp=[20, 35], system=["a", "b"]
     )
     with pytest.warns(LowJudgeQualityWarning, match="no better than chance"):
-        out = compare(chance, "bootstrap", n_resamples=200, random_seed=0)
+        out = compare(chance, "bootstrap", n_resamples=1000, random_seed=0)
     assert np.isnan(out.estimate.values).all()
 
 

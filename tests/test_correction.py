@@ -334,7 +334,7 @@ counts = st.integers(0, 10**6)
     n=counts,
     m0=counts,
     m1=counts,
-    alpha=st.floats(1e-9, 1 - 1e-9),
+    alpha=st.floats(1e-6, 1 - 1e-9),  # LR_MIN_ALPHA: smaller alpha is refused
 )
 def test_interval_is_inside_unit_interval_and_ordered(p, q0, q1, n, m0, m1, alpha):
     lo, hi = lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha)

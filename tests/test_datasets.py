@@ -1,19 +1,25 @@
 """The LLMBar loader: parsing, validation and missing verdicts on small tables written here,
-and the documented numbers of the real data (``$BAYESJUDGE_DATA`` or ``../shared/data``).
+and the documented numbers of the real data shipped with the package (never ``../shared``).
 """
 
 from __future__ import annotations
 
 import gzip
-import os
+import hashlib
+import re
+import subprocess
+import sys
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+from bayesjudge import datasets
 from bayesjudge.datasets import (
     DATA_ENV,
+    LLMBAR_FILES,
     llmbar_counts,
     load_llmbar,
     missing_verdicts,
@@ -22,7 +28,8 @@ from bayesjudge.datasets import (
 from bayesjudge.warnings import MissingLabelWarning
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_DATA = Path(os.environ.get(DATA_ENV) or REPO.parent / "shared" / "data")
+# The package-data folder, found the way the loader finds it (not by a path into the checkout).
+SHIPPED = Path(str(resources.files("bayesjudge").joinpath(datasets.PACKAGED_DATA)))
 
 VERDICT_HEADER = "subset,item,human,evaluator,strategy,swap,judge"
 ITEM_HEADER = "subset,item,human,input_chars,output_1_chars,output_2_chars"
@@ -134,10 +141,27 @@ def test_structural_errors(tmp_path):
         load_llmbar(folder)
 
 
+def test_default_is_the_shipped_copy_and_env_var_or_path_override_it(tmp_path, monkeypatch, small):
+    # Regression: with no path and no BAYESJUDGE_DATA the loader raised FileNotFoundError; the
+    # tables now ship with the package and are the default.
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    frame = load_llmbar(evaluator="GPT-4", strategy="Vanilla_NoRules", swap=False, warn=False)
+    assert Path(frame.attrs["source"]) == SHIPPED
+    assert frame.attrs["rows_read"] == 80_826
+    monkeypatch.setenv(DATA_ENV, "  ")  # blank: as if unset
+    assert Path(load_llmbar(evaluator="GPT-4", warn=False).attrs["source"]) == SHIPPED
+    # BAYESJUDGE_DATA overrides the shipped copy ...
+    monkeypatch.setenv(DATA_ENV, str(small))
+    frame = load_llmbar(evaluator="A")
+    assert len(frame) == 6 and frame.attrs["source"] == str(small)
+    # ... and path overrides both; a path to one of the files means its folder.
+    monkeypatch.setenv(DATA_ENV, str(tmp_path / "nowhere"))
+    assert len(load_llmbar(small, evaluator="A")) == 6
+    assert len(load_llmbar(small / "llmbar_items.csv.gz", evaluator="A")) == 6
+
+
 def test_missing_files_and_env_var(tmp_path, monkeypatch, small):
     monkeypatch.delenv(DATA_ENV, raising=False)
-    with pytest.raises(FileNotFoundError, match=f"pass path=.*set the {DATA_ENV}"):
-        load_llmbar()
     with pytest.raises(FileNotFoundError, match="does not exist"):
         load_llmbar(tmp_path / "nowhere")
     (tmp_path / "half").mkdir()
@@ -146,14 +170,19 @@ def test_missing_files_and_env_var(tmp_path, monkeypatch, small):
     )
     with pytest.raises(FileNotFoundError, match=r"lacks llmbar_items\.csv\.gz"):
         load_llmbar(tmp_path / "half")
+    # A variable naming a missing folder is an error, not a silent fall-back to the shipped copy.
     monkeypatch.setenv(DATA_ENV, str(tmp_path / "nowhere"))
-    with pytest.raises(FileNotFoundError, match=f"from {DATA_ENV}="):
+    with pytest.raises(FileNotFoundError, match=f"from {DATA_ENV}=.*does not exist"):
         load_llmbar()
-    monkeypatch.setenv(DATA_ENV, str(small))
-    frame = load_llmbar(evaluator="A")
-    assert len(frame) == 6
-    # A path to one of the files means its folder.
-    assert len(load_llmbar(small / "llmbar_items.csv.gz", evaluator="A")) == 6
+
+
+def test_missing_shipped_copy_says_so(monkeypatch):
+    monkeypatch.delenv(DATA_ENV, raising=False)
+    monkeypatch.setattr(datasets, "PACKAGED_DATA", "_no_such_folder")
+    with pytest.raises(
+        FileNotFoundError, match=f"from the copy shipped with bayesjudge.*set {DATA_ENV}"
+    ):
+        load_llmbar()
 
 
 def test_path_to_a_file_that_is_not_a_data_file(tmp_path, monkeypatch, small):
@@ -183,6 +212,44 @@ def test_not_a_gzip_table(tmp_path):
     folder = write_tables(tmp_path)
     (folder / "llmbar_items.csv.gz").write_bytes(b"\x1f\x8b not really gzip")
     with pytest.raises(ValueError, match="cannot be read as a gzip'd CSV"):
+        load_llmbar(folder)
+
+
+def _damaged(good: bytes) -> dict[str, bytes]:
+    return {
+        "empty file": b"",
+        "empty table": gzip.compress(b""),
+        "blank lines only": gzip.compress(b"\n\n"),
+        "truncated": good[: len(good) // 2],
+        "corrupt stream": good[:10] + b"\xff" * 40,  # a gzip header, then no valid deflate data
+        "plain CSV": gzip.decompress(good),
+    }
+
+
+@pytest.mark.parametrize("which", ["verdicts", "items"])
+@pytest.mark.parametrize(
+    "case",
+    ["empty file", "empty table", "blank lines only", "truncated", "corrupt stream", "plain CSV"],
+)
+def test_empty_or_damaged_gzip_names_the_file(tmp_path, which, case):
+    # Regression: an empty .gz raised pandas' "No columns to parse from file" and a corrupt
+    # stream zlib.error, neither naming the file.
+    folder = write_tables(tmp_path)
+    file = folder / LLMBAR_FILES[which]
+    good = file.read_bytes()
+    if case == "truncated":  # the small table fits in a few bytes: use a bigger one
+        lines = gzip.decompress(good).decode().splitlines()
+        good = gzip.compress(("\n".join(lines + lines[1:2] * 2000) + "\n").encode())
+    file.write_bytes(_damaged(good)[case])
+    with pytest.raises(ValueError, match=re.escape(str(file))) as err:
+        load_llmbar(folder)
+    assert re.search(r"empty|cannot be read as a gzip'd CSV", str(err.value))
+    assert "Replace" in str(err.value)
+
+
+def test_header_without_rows_names_the_file(tmp_path):
+    folder = write_tables(tmp_path, verdicts=[])
+    with pytest.raises(ValueError, match=r"llmbar_verdicts\.csv\.gz: the table has a header but"):
         load_llmbar(folder)
 
 
@@ -253,12 +320,71 @@ def test_llmbar_counts_match_a_manual_count():
 
 @pytest.fixture(scope="module")
 def real():
-    with pytest.warns(MissingLabelWarning, match="348 of 80826"):
-        return load_llmbar(REAL_DATA)
+    # The copy shipped with the package, whatever BAYESJUDGE_DATA says.
+    with (
+        pytest.MonkeyPatch.context() as mp,
+        pytest.warns(MissingLabelWarning, match="348 of 80826"),
+    ):
+        mp.delenv(DATA_ENV, raising=False)
+        frame = load_llmbar()
+    assert Path(frame.attrs["source"]) == SHIPPED
+    return frame
+
+
+def test_shipped_files_licence_and_readme():
+    names = sorted(p.name for p in SHIPPED.iterdir() if p.name != "__pycache__")
+    assert names == ["LICENSE", "README.md", "llmbar_items.csv.gz", "llmbar_verdicts.csv.gz"]
+    licence = (SHIPPED / "LICENSE").read_text(encoding="utf-8")
+    assert "MIT License" in licence and "Princeton Natural Language Processing" in licence
+    assert 'THE SOFTWARE IS PROVIDED "AS IS"' in licence
+    readme = (SHIPPED / "README.md").read_text(encoding="utf-8")
+    assert "900616bff90b6c6c8e1681f7d079250637c55992" in readme
+    # The README's SHA-256 sums are those of the shipped files (byte-for-byte copies).
+    for name in LLMBAR_FILES.values():
+        digest = hashlib.sha256((SHIPPED / name).read_bytes()).hexdigest()
+        assert f"{digest}  {name}" in readme, name
+
+
+def test_datasets_is_an_attribute_of_the_package():
+    # Regression: `import bayesjudge as bj; bj.datasets` raised AttributeError unless the
+    # submodule had been imported by hand. A fresh interpreter, so no other import helps.
+    code = (
+        "import sys, bayesjudge as bj; "
+        "print(bj.datasets.load_llmbar.__module__, 'pymc' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert out == ["bayesjudge.datasets", "False"]
+
+
+def test_nothing_reads_the_data_beside_the_checkout():
+    # Regression: tests, doctests, notebook 04, the docs example and run_all.py defaulted to
+    # ../shared/data, so a fresh clone with nothing beside it failed. Only the package's copy
+    # (or an explicit path / BAYESJUDGE_DATA) may be read; .ci/run proves it on a fresh clone.
+    pattern = re.compile(r'"shared"\s*/\s*"data"|shared/data\\?["\']|BAYESJUDGE_DATA=\S*shared')
+    roots = ["src", "tests", "notebooks", "benchmarks", "docs", ".ci", "README.md", "Makefile"]
+    files = [
+        f
+        for root in roots
+        for f in ([REPO / root] if (REPO / root).is_file() else (REPO / root).rglob("*"))
+        if f.is_file()
+        and f.suffix in {"", ".py", ".ipynb", ".md", ".toml", ".cfg"}
+        and f.resolve() != Path(__file__).resolve()
+        and "_build" not in f.parts
+    ]
+    assert len(files) > 50
+    hits = [
+        f"{f.relative_to(REPO)}: {m.group(0)}"
+        for f in files
+        for m in pattern.finditer(f.read_text(encoding="utf-8", errors="replace"))
+    ]
+    assert not hits, hits
 
 
 def test_real_data_documented_numbers(real):
-    # ../shared/data/README.md: 80,826 rows, 348 empty verdicts, 1,200 items.
+    # The data README (bayesjudge/_datasets/README.md): 80,826 rows, 348 empty verdicts,
+    # 1,200 items.
     assert len(real) == 80_826
     assert int(real["judge"].isna().sum()) == 348
     assert sum(real.attrs["missing_verdicts"].values()) == 348

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import bayesjudge as bj
-from bayesjudge.diagnostics import check_comparison, judge_diagnostics
+from bayesjudge.diagnostics import NEAR_TIE_FRACTION, check_comparison, judge_diagnostics
 from bayesjudge.studies.comparison import shared_rg_bias
 
 pytestmark = pytest.mark.slow
@@ -85,7 +85,8 @@ def _simulate_rule(q0_b, m, reps, seed, n=1000):
         out["bias_se"].append(d["shared_bias_se"].item())
         out["upper_ratio"].append(d["shared_bias_upper"].item() / d["shared_se"].item())
         lo, hi = d["delta_theta_ci"].values.ravel()
-        out["near_tie"].append(bool(lo <= 0 <= hi or min(abs(lo), abs(hi)) < (hi - lo) / 4))
+        near = min(abs(lo), abs(hi)) < NEAR_TIE_FRACTION * (hi - lo) / 2
+        out["near_tie"].append(bool(lo <= 0 <= hi or near))
     return {k: np.array(v) for k, v in out.items()}
 
 
@@ -96,7 +97,7 @@ def _mcse(p, reps):
 @pytest.mark.parametrize(
     ("m", "evidence_rate", "near_tie_rate"),
     # Measured with seed 2025 + m, 1000 replicates (script: this function's body).
-    [(100, 0.039, 0.997), (1000, 0.037, 0.995)],
+    [(100, 0.039, 0.994), (1000, 0.037, 0.983)],
 )
 def test_identical_judge_rule_rates(m, evidence_rate, near_tie_rate):
     # Identical judge (q0 = 0.85, q1 = 0.9) and equal θ. Designed: "evidence of a
@@ -117,11 +118,13 @@ def test_identical_judge_rule_rates(m, evidence_rate, near_tie_rate):
     assert (r["upper_ratio"] > 0.5).all() and not (r["design"] == "shared").any()
     assert set(r["design"][~r["evidence"]]) == {"system-specific"}
     assert set(r["basis"][~r["evidence"]]) == {"inconclusive"}
-    # Near ties: a truly tied pair is flagged with probability P(|Z| < 2.94) = 0.997 for a
-    # normal interval; the measured rate is pinned within 3 MCSE.
+    # Near ties (NEAR_TIE_FRACTION = 0.3): a truly tied pair is flagged when |Z| < 1.3 z =
+    # 2.548, with probability 0.9892 for a normal interval; the measured rate is pinned within
+    # 3 MCSE (re-measured after the rule changed from 0.5 to 0.3 of the half-width).
+    assert NEAR_TIE_FRACTION == 0.3
     tie = r["near_tie"].mean()
     assert abs(tie - near_tie_rate) <= 3 * _mcse(near_tie_rate, reps), tie
-    assert abs(tie - 0.9967) <= 3 * _mcse(0.9967, reps) + 0.005, tie  # + small-sample slack
+    assert abs(tie - 0.9892) <= 3 * _mcse(0.9892, reps) + 0.005, tie  # + small-sample slack
 
 
 def test_identical_judge_large_calibration_is_shared():

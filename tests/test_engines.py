@@ -225,6 +225,39 @@ def test_engines_positive_and_one_dim(engine, tables, tmp_path, request):
 
 
 @pytest.mark.parametrize("engine", ENGINES)
+def test_engines_positive_given_as_text_matches_numbers(engine, tables, tmp_path, request):
+    # Regression: positive="2" (as the command line passes it) did not match the number 2.
+    test, _ = tables
+    yes = test["judge"].str.strip().str.lower() == "yes"
+    numeric = test.assign(judge=np.where(yes, 2, 5))
+    expected = JudgeCounts.from_frames(test, **GROUP, item="item")
+    got = from_frames(
+        to_engine(numeric, engine, tmp_path / "t.parquet", request),
+        **GROUP,
+        positive="2",
+        item="item",
+    )
+    assert got.dataset.identical(expected.dataset)
+
+
+@pytest.mark.parametrize("engine", ENGINES)
+def test_engines_refuse_int_and_text_system_labels_across_tables(engine, tables, tmp_path, request):
+    # Regression: system 1 in one table and "1" in the other became two systems printed alike.
+    test, calibration = tables
+    ids = {"a": 1, "b": 2, "c": 3}
+    as_int = test.assign(system=test["system"].map(ids))
+    as_text = calibration.assign(system=calibration["system"].map(ids).astype(str))
+    with pytest.raises(
+        ValueError, match=r"1 \(int, test table\) and '1' \(str, calibration table\)"
+    ):
+        from_frames(
+            to_engine(as_int, engine, tmp_path / "t.parquet", request),
+            to_engine(as_text, engine, tmp_path / "c.parquet", request),
+            **GROUP,
+        )
+
+
+@pytest.mark.parametrize("engine", ENGINES)
 def test_engines_same_missing_label_warning(engine, tables, tmp_path, request):
     test, _ = tables
     holes = test.copy()
@@ -253,6 +286,13 @@ def bad_cases(test: pd.DataFrame) -> dict:
     missing_id = test.astype({"item": "float64"})
     missing_id.loc[missing_id.index[4], "item"] = np.nan
     disjoint = test.assign(item=test["item"].astype(str) + test["system"])
+    empty_id = test.astype({"item": str})
+    empty_id.loc[empty_id.index[2], "item"] = "  "  # an all-space id is a missing id
+    blank_system = test.copy()
+    blank_system.loc[blank_system.index[:2], "system"] = ["", " "]
+    padded = test.copy()
+    padded.loc[padded["system"] == "a", "system"] = "a "  # prints like "a"...
+    padded.loc[padded.index[0], "system"] = "a"  # ... which is also present
     return {
         "unknown": (unknown, {}, r"labels that are not recognised: 'maybe' \(3 rows\), 'dunno'"),
         "positive": (unknown, {"positive": "yes"}, r"also holds .*'maybe' \(3 rows\)"),
@@ -260,6 +300,10 @@ def bad_cases(test: pd.DataFrame) -> dict:
         "mixed": (mixed, {"item": "item"}, r"one stratum for every system; 1 item ids"),
         "missing-id": (missing_id, {"item": "item"}, "1 row with a missing item id"),
         "disjoint": (disjoint, {"item": "item"}, "No item id in column 'item' has a judge"),
+        "positive-typo": (test, {"positive": "yess"}, r"positive='yess' is not a value of"),
+        "empty-id": (empty_id, {"item": "item"}, "1 row with a missing item id"),
+        "blank-system": (blank_system, {}, r"Column 'system' \(system\) .* 2 rows with a miss"),
+        "print-alike": (padded, {}, r"'a ' \(str\) and 'a' \(str\)"),
     }
 
 

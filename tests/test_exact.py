@@ -545,9 +545,10 @@ def test_draws_finish_and_match_exact_mixture(data, priors):
 
 
 def test_draws_refuse_hopeless_groups_clearly():
-    """Rejection at ~1 in 3000 with 1.8e8 latent states: a clear error, not minutes of work."""
+    """Rejection at ~1 in 1700 with 1.8e8 latent states: 40,000 draws would take ~7·10⁷
+    proposals, so a clear error, not minutes of work (4000 draws, ~7·10⁶, are served)."""
     with pytest.raises(ValueError, match="Use MCMC for these groups"):
-        exact_draws(9000, 20000, 20, 30, 27, 30, theta_prior=(200.0, 200.0), size=4000, rng=1)
+        exact_draws(9000, 20000, 20, 30, 27, 30, theta_prior=(200.0, 200.0), size=40_000, rng=1)
 
 
 def test_beta_logpdf_at_the_boundary():

@@ -8,7 +8,6 @@ asks the kernel for its ``sys.prefix`` and checks it is the test's own.
 """
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -29,8 +28,6 @@ EXPECTED = [
 ]
 SMALL_DRAWS = 200
 SMALL_REPS = 50  # Monte Carlo replications of the notebooks that run studies
-# 04_stratified_judge reads the LLMBar data (../shared/data beside the repo, as in CI).
-DATA = Path(os.environ.get("BAYESJUDGE_DATA") or REPO.parent / "shared" / "data")
 
 PROBE = """\
 import json, sys
@@ -70,7 +67,8 @@ def test_notebook_runs_top_to_bottom(path, monkeypatch):
     monkeypatch.setenv("BAYESJUDGE_NOTEBOOK_DRAWS", str(SMALL_DRAWS))
     monkeypatch.setenv("BAYESJUDGE_NOTEBOOK_TUNE", str(SMALL_DRAWS))
     monkeypatch.setenv("BAYESJUDGE_NOTEBOOK_REPS", str(SMALL_REPS))
-    monkeypatch.setenv("BAYESJUDGE_DATA", str(DATA))
+    # 04_stratified_judge reads the LLMBar data shipped with the package, never ../shared.
+    monkeypatch.delenv("BAYESJUDGE_DATA", raising=False)
     nb = nbformat.read(path, as_version=4)
     nb.cells.append(nbformat.v4.new_code_cell(PROBE))
     client = NotebookClient(

@@ -174,7 +174,7 @@ def test_undefined_replicates_warn():
             4,
             shared_calibration=True,
             random_seed=0,
-            n_resamples=500,
+            n_resamples=1000,
         )
 
 

@@ -107,11 +107,6 @@ EDGE_CASES = [
     (0, 10, 2, 2, 0, 3),  # every verdict "incorrect": Var(Yhat) = 0
     (0, 7, 6, 6, 0, 1),  # Var(Yhat) = 0, ppi_py's rounding gives a finite answer
     (2, 2, 0, 1, 1, 1),  # Var(Yhat) = 0 and ppi_py gives NaN (exact 0 / 0)
-    (10, 10, 0, 5, 0, 0),  # Var(Yhat) = 0 and no truly-correct labelled item: NaN in ppi_py
-    (5, 10, 3, 5, 0, 0),  # no truly-correct labelled item
-    (5, 10, 0, 0, 2, 5),  # no truly-incorrect labelled item
-    (0, 1, 1, 1, 0, 0),  # one test item, one labelled item
-    (1, 1, 0, 0, 1, 1),
     (1, 1, 1, 1, 1, 1),  # perfect judge, tiny
     (3, 5, 4, 4, 3, 3),  # perfect judge on the labelled set
     (3, 5, 0, 4, 0, 3),  # perfectly wrong judge: lambda clipped to 0
@@ -119,6 +114,35 @@ EDGE_CASES = [
     (50, 50, 10, 10, 7, 10),  # k = n
     (123, 1000, 1, 1, 1, 1),  # tiny labelled set, large test set
 ]
+
+
+# Labelled items of one human label only: NaN with a warning (ppi_py returns 1 or 0 with a
+# zero-width interval, or NaN, silently).
+ONE_LABEL_CASES = [
+    (10, 10, 0, 5, 0, 0),  # Var(Yhat) = 0 and no truly-correct labelled item: NaN in ppi_py
+    (5, 10, 3, 5, 0, 0),  # no truly-correct labelled item
+    (5, 10, 0, 0, 2, 5),  # no truly-incorrect labelled item
+    (0, 1, 1, 1, 0, 0),  # one test item, one labelled item
+    (1, 1, 0, 0, 1, 1),
+    (250, 300, 0, 0, 45, 50),  # issue 13: was 1.0 with the interval [1, 1]
+]
+
+
+@pytest.mark.parametrize("case", ONE_LABEL_CASES)
+@pytest.mark.parametrize("lam", [None, 0.0, 1.0])
+def test_labelled_items_of_one_kind_only_are_nan_with_a_warning(case, lam):
+    missing = "m0 = 0" if case[3] == 0 else "m1 = 0"
+    match = rf"PPI\+\+ is undefined in 1 group\(s\) with {missing}.*NaN.*zero-width interval"
+    with pytest.warns(SmallSampleWarning, match=match):
+        res = ppi_mean(*case, lam=lam)
+    assert np.isnan([res.estimate, res.lower, res.upper]).all()
+    # One such group among good ones: only it is NaN, and its position is named.
+    good = (540, 1000, 84, 120, 72, 80)
+    with pytest.warns(SmallSampleWarning, match=r"in 1 group\(s\) at positions \[\[1\]\]"):
+        both = ppi_mean(*(np.array([g, c]) for g, c in zip(good, case, strict=True)), lam=lam)
+    alone = ppi_mean(*good, lam=lam)
+    np.testing.assert_array_equal([v[0] for v in both], list(alone))
+    assert np.isnan([both.estimate[1], both.lower[1], both.upper[1]]).all()
 
 
 def _constant_verdicts(k, n, tn, m0, tp, m1):
@@ -166,14 +190,16 @@ def test_constant_verdicts_divergence_from_ppi_py_is_explicit():
 
 
 def test_zero_width_interval_warns():
-    # Every labelled item is truly incorrect, so λ = 0 and the Wald se is 0 (ppi_py agrees).
+    # Classic PPI (λ = 1) with a judge that agrees with every labelled item and calls every
+    # test item correct: Y - λŶ is 0 on every labelled item and the test share is 1, so the
+    # Wald se is 0 (ppi_py agrees).
     with pytest.warns(SmallSampleWarning, match="zero width in 1 group"):
-        res = ppi_mean(k=[5, 5], n=10, tn=[3, 3], m0=5, tp=[0, 2], m1=[0, 5])
-    assert res.lower[0] == res.upper[0] == res.estimate[0] == 0.0
+        res = ppi_mean(k=[10, 5], n=10, tn=5, m0=5, tp=5, m1=5, lam=1.0)
+    assert res.lower[0] == res.upper[0] == res.estimate[0] == 1.0
     assert res.lower[1] < res.upper[1]
     np.testing.assert_allclose(
         (res.estimate[0], res.lower[0], res.upper[0]),
-        reference(5, 10, 3, 5, 0, 0, alpha=0.05),
+        reference(10, 10, 5, 5, 5, 5, alpha=0.05, lam=1.0),
         atol=TOL,
     )
 
@@ -216,6 +242,13 @@ def test_scalar_in_scalar_out_and_broadcasting():
         (dict(m0=2.5), "m0 must be a non-negative whole-number count"),
         (dict(n=0, k=0), "n must be at least 1"),
         (dict(m0=0, m1=0, tn=0, tp=0), "m0 \\+ m1"),
+        (dict(k=[1, 2], n=[5, 6, 7]), r"shapes k \(2,\), n \(3,\)"),
+        (dict(tn=[1, 2], m0=[120, 120, 120]), r"shapes tn \(2,\), m0 \(3,\)"),
+        (dict(k=[1, 2], lam=[0.1, 0.2, 0.3]), r"lam \(3,\)"),
+        (dict(alpha=1e-301), "alpha must be at least 1e-300"),
+        (dict(alpha=True), "alpha must be a number in"),
+        (dict(k=True), "k must be a whole-number count"),
+        (dict(n=2**53 + 2, k=0), "n must be at most 2\\*\\*53"),
         (dict(k=np.nan), "k must be a non-negative"),
         (dict(alpha=1.5), "alpha must be in \\(0, 1\\)"),
         (dict(alpha=0), "alpha must be in \\(0, 1\\)"),
@@ -235,8 +268,8 @@ def test_bad_input_raises(kwargs, match):
 @st.composite
 def count_sets(draw):
     n = draw(st.integers(1, 300))
-    m0 = draw(st.integers(0, 120))
-    m1 = draw(st.integers(0 if m0 else 1, 120))
+    m0 = draw(st.integers(1, 120))  # a group without one label is refused (tested above)
+    m1 = draw(st.integers(1, 120))
     return (
         draw(st.integers(0, n)),
         n,

@@ -9,15 +9,19 @@ browser by ``tests/test_report_browser.py``.
 """
 
 import base64
+import itertools
 import re
+import warnings
 from html.parser import HTMLParser
 
 import numpy as np
+import pandas as pd
 import pytest
 import xarray as xr
 
 import bayesjudge as bj
 import bayesjudge.report as report_module
+from bayesjudge._text import markdown_escape
 from bayesjudge.cli import main
 from bayesjudge.report import SECTIONS, Report, build_report, write_report
 
@@ -221,10 +225,10 @@ def test_reproducibility_block(report, fitted):
 
 
 def test_seed_is_drawn_and_reported_when_none(counts):
-    r = build_report(counts, n_resamples=200)
+    r = build_report(counts, n_resamples=1000)
     seed = r.settings["report random_seed"]
     assert isinstance(seed, int)
-    again = build_report(counts, n_resamples=200, random_seed=seed)
+    again = build_report(counts, n_resamples=1000, random_seed=seed)
     assert again.tables["youden_difference"].equals(r.tables["youden_difference"])
 
 
@@ -233,7 +237,7 @@ def test_seed_is_drawn_and_reported_when_none(counts):
 
 def test_shared_calibration_design_is_stated_and_dj_not_estimated(counts):
     shared = counts.with_calibration_from(counts.sel(system="a").pool("system"))
-    r = build_report(shared, random_seed=SEED, n_resamples=500)
+    r = build_report(shared, random_seed=SEED, n_resamples=1000)
     md = r.to_markdown()
     assert "**Shared calibration**" in md
     assert "ΔJ cannot be estimated" in md
@@ -247,7 +251,7 @@ def test_several_strata_and_theta_total():
         system=["a", "b"], stratum=["x", "y"], random_seed=5,
     )  # fmt: skip
     result = bj.fit(counts, method="exact", random_seed=1)
-    r = build_report(fit=result, random_seed=2, n_resamples=500)
+    r = build_report(fit=result, random_seed=2, n_resamples=1000)
     assert list(r.tables["theta"]["stratum"]) == ["x", "y", "x", "y"]
     total = result.summary(ci_prob=0.95, var_names=["theta_total"]).set_index("system")
     np.testing.assert_array_equal(r.tables["theta_total"]["bayes"], total["mean"])
@@ -265,7 +269,7 @@ def test_low_judge_quality_is_reported_and_warned():
     # One low-J record (check_comparison's); estimate's own low-J warning is not repeated.
     assert codes.count("low_j") + codes.count("LowJudgeQualityWarning") == 1
     message = r.diagnoses[codes.index("low_j")].message
-    assert message in r.to_markdown()
+    assert markdown_escape(message) in r.to_markdown()  # names in it are data, escaped
     assert any(str(w.message) == message for w in caught)
 
 
@@ -334,7 +338,7 @@ def test_save_and_write_report(tmp_path, fitted, report):
     assert sorted(p.name for p in written.paths.values()) == sorted(
         ["report.md", "report.html", "theta_forest.png", "judge.png", "theta_difference.png"]
     )
-    assert write_report(fitted.counts, None, random_seed=SEED, n_resamples=200).paths == {}
+    assert write_report(fitted.counts, None, random_seed=SEED, n_resamples=1000).paths == {}
     with pytest.raises(TypeError, match="Fit or JudgeCounts"):
         write_report("counts.csv")
 
@@ -524,11 +528,12 @@ def _eight_systems_with_near_ties():
 
 def test_many_warnings_of_one_kind_are_one_bullet_and_a_table():
     counts = _eight_systems_with_near_ties()
-    r = build_report(counts, random_seed=SEED, n_resamples=200, warn=False)
+    r = build_report(counts, random_seed=SEED, n_resamples=1000, warn=False)
     near = [d for d in r.diagnoses if d.code == "near_tie"]
     assert len(near) > 3  # 28 pairs: the point of the test
     s = r.section("warnings")
-    bullets = [item for b in s.blocks if b[0] == "list" for item in b[1]]
+    # An item is the report's markup and the message (user data, escaped when rendered).
+    bullets = ["".join(item) for b in s.blocks if b[0] == "list" for item in b[1]]
     assert sum("`near_tie`" in item for item in bullets) == 1
     assert f"({len(near)} cases" in " ".join(bullets)
     table = r.tables["warnings_near_tie"]
@@ -556,14 +561,15 @@ def test_difference_figure_stacks_panels_when_there_are_many_pairs():
     counts = bj.simulate_counts(theta, 0.85, 0.9, n=300, m0=60, m1=60,
                                 system=[f"s{i}" for i in range(8)], stratum=["x", "y", "z"],
                                 random_seed=6)  # fmt: skip
-    r = build_report(counts, random_seed=SEED, n_resamples=100, warn=False)
+    r = build_report(counts, random_seed=SEED, n_resamples=1000, warn=False)
     width, height = _png_size(r.figures["theta_difference"])
     assert width == 1000  # 10 inches at 100 dpi, one panel per row
     assert height > 3 * 28 * 30  # 3 panels of 28 rows at >= 0.3 inch per row
 
 
-class _FitCalled(Exception):
-    pass
+class _FitCalled(BaseException):
+    """Raised by a stand-in fit; a BaseException so that the command line's handler of
+    internal errors (``except Exception``) lets it through to the test."""
 
 
 @pytest.mark.parametrize(
@@ -672,7 +678,7 @@ def test_shared_mcmc_fit_is_not_called_valid_and_its_ppc_has_power(counts):
         warnings.simplefilter("ignore", bj.ConvergenceWarning)  # the text is checked, not mixing
         result = bj.fit(counts, calibration="shared", draws=300, tune=300, chains=2,
                         random_seed=SEED)  # fmt: skip
-    r = build_report(fit=result, random_seed=SEED, n_resamples=200, warn=False)
+    r = build_report(fit=result, random_seed=SEED, n_resamples=1000, warn=False)
     md = r.to_markdown()
     assert "the Bayesian fit pools the calibration into one q0, q1 (shared)" in md
     assert "its Δθ relies on ΔJ ≈ 0 and is biased otherwise" in md
@@ -693,3 +699,144 @@ def test_near_tie_quotes_the_interval_of_the_frequentist_table():
     lower, upper = row["frequentist_lower"], row["frequentist_upper"]
     assert lower < 0 < upper  # a real tie: the table's interval includes 0
     assert f"[{lower:+.3f}, {upper:+.3f}]" in near[0].message, (near[0].message, lower, upper)
+
+
+# ----------------------------------------------------------------------------- many systems
+
+
+@pytest.fixture(scope="module")
+def many_written(tmp_path_factory):
+    """120 systems, every tenth judged poorly: all four kinds of warning fire, many times."""
+    n_systems = 120
+    q0 = np.where(np.arange(n_systems) % 10 == 0, 0.25, 0.85)
+    counts = bj.simulate_counts(np.linspace(0.5, 0.8, n_systems), q0, 0.9, n=300, m0=60, m1=60,
+                                system=[f"system-{i:03d}" for i in range(n_systems)],
+                                random_seed=1)  # fmt: skip
+    out = tmp_path_factory.mktemp("many")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        report = write_report(counts, out, random_seed=SEED, n_resamples=1000, target_width=0.2)
+    return counts, report, out, caught
+
+
+def test_many_systems_print_a_screenful_of_grouped_warnings(many_written):
+    """Issue 13: 40 systems printed 679 warning lines; now one warning per kind."""
+    _, report, _, caught = many_written
+    printed = "".join(
+        warnings.formatwarning(w.message, w.category, w.filename, w.lineno, w.line) for w in caught
+    )
+    assert len(printed.splitlines()) <= 25, printed
+    categories = [w.category for w in caught]
+    assert len(categories) == len(set(categories))  # one warning per kind
+    codes = {d.code for d in report.diagnoses}
+    assert {"low_j", "near_tie", "calibration_size"} <= codes
+    near = [d for d in report.diagnoses if d.code == "near_tie"]
+    (tie_warning,) = [w for w in caught if w.category is bj.NearTieWarning]
+    assert f"and {len(near) - 3} more" in str(tie_warning.message)
+
+
+def test_many_systems_compare_with_the_best_and_neighbours(many_written):
+    counts, report, out, _ = many_written
+    n = len(counts.systems)
+    diff = report.tables["theta_difference"]
+    assert len(diff) == 2 * n - 3  # not n(n - 1)/2 = 7140
+    assert diff["comparison"].value_counts().to_dict() == {
+        "with the best system": n - 1, "between neighbours in rank": n - 2}  # fmt: skip
+    theta = report.tables["theta"].set_index("system")["corrected"]
+    best = theta.idxmax()
+    with_best = diff[diff["comparison"] == "with the best system"]
+    assert all(p.startswith(f"{best} - ") for p in with_best["pair"])
+    neighbours = diff[diff["comparison"] == "between neighbours in rank"]["pair"]
+    ranked = sorted(theta.index, key=lambda system: -theta[system])  # stable: ties in order
+    assert neighbours.tolist() == [f"{a} - {b}" for a, b in itertools.pairwise(ranked[1:])]
+    assert f"**{n} systems** make {n * (n - 1) // 2} pairs" in report.to_markdown()
+    # Every pair is in the CSV file beside the report, with its closed-form Δθ and ΔJ.
+    csv = pd.read_csv(out / "comparisons_all_pairs.csv")
+    assert len(csv) == n * (n - 1) // 2
+    from bayesjudge.diagnostics import judge_diagnostics
+
+    pair = "system-003 - system-007"
+    ref = judge_diagnostics(counts.sel(system=["system-003", "system-007"]), random_seed=0)
+    row = report.tables["all_pairs"].set_index("pair").loc[pair]
+    assert row["delta_theta"] == pytest.approx(ref["delta_theta"].item(), rel=1e-12)
+    assert row["delta_J_lower"] == pytest.approx(
+        ref["delta_youden_ci"].sel(ci_bound="lower").item(), rel=1e-12)  # fmt: skip
+    # The file holds the table's numbers to 6 significant digits.
+    written = csv.set_index("pair").loc[pair]
+    for column in ("delta_theta", "delta_theta_lower", "prob_greater", "delta_J"):
+        assert written[column] == pytest.approx(row[column], rel=5e-6)
+
+
+def test_many_systems_page_stays_readable(many_written):
+    """The HTML page grows linearly and its figures summarise: no metres-tall forest plots.
+
+    40 systems used to give a 4.3 MB page. The bound: the tables hold about 2 rows per
+    system per table of systems and pairs (~300 bytes a row) and the figures are fixed-size
+    summaries (< 200 kB each as PNG); 120 systems must stay under 2 MB, 15 kB per system.
+    """
+    _, report, out, _ = many_written
+    size = (out / "report.html").stat().st_size
+    assert size < 2_000_000, size
+    for name, png in report.figures.items():
+        width, height = _png_size(png)
+        assert height <= 1600 and width <= 1600, (name, width, height)
+
+
+# ----------------------------------------------------------------------------- atomic writes
+
+
+def test_a_failing_render_writes_nothing(closed_only, tmp_path, monkeypatch):
+    """Both pages are rendered before any file is written."""
+
+    def broken(self):
+        raise RuntimeError("render failed")
+
+    monkeypatch.setattr(Report, "to_html", broken)
+    with pytest.raises(RuntimeError, match="render failed"):
+        closed_only.save(tmp_path / "out")
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())
+
+
+def test_an_interrupted_save_leaves_no_partial_file_and_no_page(closed_only, tmp_path,
+                                                                monkeypatch):  # fmt: skip
+    """Each file is written atomically and the pages last: a Ctrl-C while writing the figures
+    leaves neither a half-written file nor a report.md that links missing figures."""
+    real = report_module.atomic_write
+    calls = []
+
+    def interrupted(path, data, **kwargs):
+        calls.append(path)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(path, data, **kwargs)
+
+    monkeypatch.setattr(report_module, "atomic_write", interrupted)
+    out = tmp_path / "out"
+    with pytest.raises(KeyboardInterrupt):
+        closed_only.save(out)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [calls[0].name]  # one complete figure, no page, no temporary file
+    monkeypatch.setattr(report_module, "atomic_write", real)
+    paths = closed_only.save(out)
+    assert {p.name for p in paths.values()} == {p.name for p in out.iterdir()}
+
+
+def test_compare_of_some_pairs_is_the_all_pairs_result():
+    """The report of many systems bootstraps only the pairs it shows (compare(pairs=...)):
+    the same replicates, so the same intervals as comparing every pair."""
+    from bayesjudge.compare import compare
+
+    four = bj.simulate_counts([0.5, 0.6, 0.7, 0.8], 0.85, 0.9, n=300, m0=80, m1=80,
+                              system=list("abcd"), random_seed=1)  # fmt: skip
+    every = compare(four, n_resamples=1000, random_seed=3)
+    some = compare(four, n_resamples=1000, random_seed=3, pairs=[("d", "a"), ("b", "c")])
+    assert some["pair"].values.tolist() == ["d - a", "b - c"]
+    np.testing.assert_array_equal(
+        some["ci"].sel(pair="b - c").values, every["ci"].sel(pair="b - c").values
+    )
+    # Reversed: the same replicates negated (percentile interpolation may differ by an ulp).
+    np.testing.assert_allclose(
+        some["ci"].sel(pair="d - a").values,
+        -every["ci"].sel(pair="a - d").values[..., ::-1],
+        rtol=1e-14,
+    )

@@ -255,3 +255,38 @@ def test_set_overrides_quick_settings(capsys, monkeypatch):
         "comparison", ["--quick", "--set", "bayes_reps=10"], capsys, monkeypatch
     )
     assert seen["bayes_reps"] == 10 and seen["reps"] == 200
+
+
+def test_progress_default_follows_show_progress(tmp_path, capsys, monkeypatch):
+    # Issue 13: the default of --progress is bayesjudge._progress.show_progress(None) for
+    # study, fit and report alike: a bar in a terminal, none in CI, pipes or tests.
+    import bayesjudge._progress as progress
+
+    args = ["study", "human-vs-judge", "--reps", "20", "--set", "m=100", "--no-save"]
+    monkeypatch.setattr(progress, "interactive", lambda: True)
+    code, _, err = _run(args, capsys)
+    assert code == 0 and "human-vs-judge [" in err
+    code, _, err = _run([*args, "--no-progress"], capsys)
+    assert code == 0 and err == ""
+    monkeypatch.setattr(progress, "interactive", lambda: False)
+    code, _, err = _run(args, capsys)
+    assert code == 0 and err == ""
+
+
+def test_huge_seed_and_atomic_save(tmp_path, capsys):
+    # --seed 2**70 ran but the netCDF attrs could not hold it; the four files are written
+    # together into a new folder (no staging folder left beside it).
+    seed = str(2**70)
+    out_dir = tmp_path / "deep" / "out"
+    args = ["study", "human-vs-judge", "--reps", "20", "--set", "m=100", "--seed", seed]
+    code, out, err = _run([*args, "--out", str(out_dir)], capsys)
+    assert code == 0, err
+    assert f"seed {seed} (repeat with --seed {seed})" in out
+    assert sorted(p.name for p in out_dir.iterdir()) == [
+        "human_vs_judge.csv",
+        "human_vs_judge.json",
+        "human_vs_judge.nc",
+        "human_vs_judge.png",
+    ]
+    assert [p.name for p in (tmp_path / "deep").iterdir()] == ["out"]
+    assert json.loads((out_dir / "human_vs_judge.json").read_text())["random_seed"] == 2**70

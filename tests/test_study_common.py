@@ -6,8 +6,8 @@ numpy/matplotlib warnings are turned into errors too so that a figure or a table
 NaN-producing division or an empty mean fails the test instead of printing a warning.
 """
 
-import os
 import warnings
+from importlib import resources
 from pathlib import Path
 
 import matplotlib.pyplot as plt
@@ -15,12 +15,12 @@ import numpy as np
 import pytest
 import xarray as xr
 
+from bayesjudge.datasets import PACKAGED_DATA
 from bayesjudge.studies import STUDIES, run_study
 from bayesjudge.studies._framework import point_rngs
 
-REPO = Path(__file__).resolve().parents[1]
-# The LLMBar study reads the real data (../shared/data beside the repo, as in CI).
-DATA = Path(os.environ.get("BAYESJUDGE_DATA") or REPO.parent / "shared" / "data")
+# The LLMBar study reads the real data shipped with the package (never ../shared).
+DATA = Path(str(resources.files("bayesjudge").joinpath(PACKAGED_DATA)))
 
 # Small, fast settings per study (grid option name, full grid, subset of it).
 SMALL = {

@@ -454,6 +454,8 @@ def test_system_at_accuracy_one_is_counted_not_warned():
     assert sep["bias"].isnull() and sep["bias_mcse"].isnull()
     # Undefined replications get the no-information interval [-1, 1], which covers.
     assert float(sep["coverage"]) == 1.0 and float(sep["length"]) == 2.0
-    for name in ("naive", "ppi"):
-        assert table["bias"].sel(estimator=name).notnull()
-        assert float(table["undefined_share"].sel(estimator=name)) == 0.0
+    assert table["bias"].sel(estimator="naive").notnull()
+    assert float(table["undefined_share"].sel(estimator="naive")) == 0.0
+    # PPI++ is undefined for B too (labelled items of one human label: ppi_mean gives NaN,
+    # not the zero-width [1, 1] it gave before issue 13).
+    assert float(table["undefined_share"].sel(estimator="ppi")) == 1.0

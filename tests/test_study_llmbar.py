@@ -10,20 +10,20 @@ Tolerances are multiples of the study's Monte Carlo standard errors.
 from __future__ import annotations
 
 import json
-import os
+from importlib import resources
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from bayesjudge.datasets import DATA_ENV, load_llmbar
+from bayesjudge.datasets import PACKAGED_DATA, load_llmbar
 from bayesjudge.studies import STUDIES, llmbar, run_study
 from bayesjudge.studies._framework import point_rngs
 from bayesjudge.warnings import MissingLabelWarning
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get(DATA_ENV) or REPO.parent / "shared" / "data")
+# The copy shipped with the package (never ../shared; BAYESJUDGE_DATA does not apply here).
+DATA = Path(str(resources.files("bayesjudge").joinpath(PACKAGED_DATA)))
 JUDGES = ["GPT-4", "ChatGPT"]
 SUBSETS = ["LLMBar/Natural", "LLMBar/Adversarial/Neighbor", "LLMBar/Adversarial/GPTInst"]
 CLOSED = [m for m in llmbar.METHODS if m != "bayes-hierarchical"]

@@ -14,19 +14,19 @@ docs is checked as |measured − printed| ≤ half a unit of the last digit.
 
 from __future__ import annotations
 
-import os
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from bayesjudge.datasets import DATA_ENV
+from bayesjudge.datasets import PACKAGED_DATA
 from bayesjudge.studies import llmbar
 
 pytestmark = pytest.mark.slow
 
-REPO = Path(__file__).resolve().parents[1]
-DATA = Path(os.environ.get(DATA_ENV) or REPO.parent / "shared" / "data")
+# The copy shipped with the package (never ../shared; BAYESJUDGE_DATA does not apply here).
+DATA = Path(str(resources.files("bayesjudge").joinpath(PACKAGED_DATA)))
 CLOSED = [m for m in llmbar.METHODS if m != "bayes-hierarchical"]
 
 

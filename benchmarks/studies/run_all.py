@@ -22,11 +22,8 @@ import numpy as np
 from bayesjudge.studies import STUDIES, run_study
 
 RESULTS = Path(__file__).parent / "results"
-# The llmbar study reads the real data from $BAYESJUDGE_DATA; the project keeps it at
-# ../shared/data from the repository root (not copied into the repository).
-os.environ.setdefault(
-    "BAYESJUDGE_DATA", str(Path(__file__).resolve().parents[2].parent / "shared" / "data")
-)
+# The llmbar study reads the LLMBar tables shipped with the package (bayesjudge/_datasets), or
+# another copy from $BAYESJUDGE_DATA or --set llmbar.path=DIR when given.
 
 
 def _value(text: str):

@@ -4,8 +4,11 @@ Layers, bottom up: :mod:`bayesjudge.core` (numpy/scipy closed forms), :mod:`baye
 (``JudgeCounts``), :mod:`bayesjudge.estimate` (xarray results per system and stratum),
 :mod:`bayesjudge.simulate`, the Bayesian models :mod:`bayesjudge.models` (loaded on first use),
 the Monte Carlo studies :mod:`bayesjudge.studies` and the command line :mod:`bayesjudge.cli`.
+Real judge data: :mod:`bayesjudge.datasets` (``bj.datasets.load_llmbar()``; the LLMBar tables
+ship with the package).
 """
 
+from bayesjudge import datasets as datasets  # bj.datasets.load_llmbar()
 from bayesjudge._version import __version__
 from bayesjudge.compare import compare
 from bayesjudge.core import (

@@ -1,8 +1,12 @@
 """The ``bayesjudge`` command line: demo, estimate, fit, report, allocate and study.
 
-User mistakes (a missing file or column, bad labels, bad numbers) print one line starting with
-``bayesjudge: error:`` to stderr and exit with status 2; warnings print as
-``bayesjudge: warning:`` lines. No traceback reaches the user for such mistakes.
+User mistakes (a missing file or column, bad labels, bad numbers, an output path that cannot
+be written) print one line starting with ``bayesjudge: error:`` to stderr and exit with status
+2; output paths are checked before any work. bayesjudge's own warnings print as
+``bayesjudge: warning:`` lines, each once; other libraries' warnings only with ``--verbose``.
+Names from the data are shown with control characters escaped. No traceback reaches the user.
+Ctrl-C exits with status 130 and leaves no partial file: every output is written atomically
+(``bayesjudge._io``; a study's or report's files together, ``studies._framework.staged_folder``).
 
 ``fit`` and the Bayesian part of ``demo`` import PyMC when they run, not when this module is
 imported; ``study`` imports a study's module only when it runs or lists it.
@@ -19,18 +23,208 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
+from bayesjudge._progress import show_progress
+from bayesjudge._text import terminal_safe
 from bayesjudge._version import __version__
 from bayesjudge.warnings import BayesJudgeWarning
 
 __all__ = ["main"]
+
+#: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
+
+#: Files this run has written (each atomically), named in the message after Ctrl-C.
+_WRITTEN: list[str] = []
+
+#: Whether this run draws a progress bar (its line is ended before a message after Ctrl-C).
+_PROGRESS: list[bool] = []
+
+
+def _show_progress(args) -> bool:
+    """Resolve ``--progress/--no-progress`` (None: a terminal, not CI or tests) and note it."""
+    shown = show_progress(args.progress)
+    _PROGRESS.append(shown)
+    return shown
 
 
 class UsageError(Exception):
     """A mistake in the command line or its input files, reported in one line."""
 
 
-def _print_warning(message, category, filename, lineno, file=None, line=None):
-    print(f"bayesjudge: warning: {message}", file=sys.stderr)
+def _warning_printer(verbose: bool = False):
+    """Return a ``warnings.showwarning`` replacement for the command line.
+
+    bayesjudge's own warnings (:class:`~bayesjudge.warnings.BayesJudgeWarning` and its
+    subclasses) print as one ``bayesjudge: warning:`` line each, once per distinct message,
+    with control characters in names shown escaped. Warnings of other libraries (matplotlib's
+    missing glyphs, numpy, ...) are not bayesjudge's to explain: they are hidden unless
+    ``verbose``, then shown once each in Python's own format.
+    """
+    seen: set[tuple[type, str]] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        ours = isinstance(category, type) and issubclass(category, BayesJudgeWarning)
+        if not (ours or verbose):
+            return
+        text = str(message).strip()
+        if (category, text) in seen:
+            return
+        seen.add((category, text))
+        if ours:
+            print(f"bayesjudge: warning: {terminal_safe(text)}", file=sys.stderr)
+        else:
+            formatted = warnings.formatwarning(message, category, filename, lineno, "")
+            sys.stderr.write(terminal_safe(formatted.rstrip("\n")) + "\n")
+
+    return show
+
+
+def _seed(text: str) -> int:
+    """Parse a random seed: a non-negative integer of any size (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a non-negative integer (any size), e.g. 1 or 2026; got {text!r}. "
+            "Leave it out to draw one"
+        )
+    return value
+
+
+def _whole(example: str):
+    """Return an argparse type for a whole number >= 0 of any size (the library bounds it)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < 0:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number >= 0 written in digits, e.g. {example}; got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def _add_progress_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--progress/--no-progress``: default None, resolved by ``show_progress``."""
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"{what} on stderr (default: shown in a terminal, not in CI, pipes or tests)",
+    )
+
+
+def _unit(example: str):
+    """Return an argparse type for a probability strictly between 0 and 1."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value < 1:  # NaN fails too
+            raise argparse.ArgumentTypeError(
+                f"must be a number strictly between 0 and 1, e.g. {example}; got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def _check_input_file(option: str, path) -> None:
+    """Fail before any work unless ``path`` (the value of ``option``) is a readable file."""
+    import os
+    from pathlib import Path
+
+    if path is None or not isinstance(path, str | os.PathLike):
+        return
+    text = os.fspath(path)
+    shown = terminal_safe(text)
+    if not text.strip():
+        raise UsageError(f"{option}: the path is empty; give a CSV or Parquet file.")
+    file = Path(text).expanduser()
+    if file.is_dir():
+        raise UsageError(
+            f"{option} {shown}: is a folder, not a file; give the CSV or Parquet file inside it."
+        )
+    if not file.exists():
+        where = "" if file.is_absolute() else f" in {terminal_safe(os.getcwd())}"
+        raise UsageError(f"{option} {shown}: no such file{where}; check the name and folder.")
+    if not os.access(file, os.R_OK):
+        raise UsageError(f"{option} {shown}: cannot be read (permission denied); check its mode.")
+    if file.is_file() and file.stat().st_size == 0:
+        raise UsageError(
+            f"{option} {shown}: the file is empty; it needs a header row naming the columns "
+            "and one row per item."
+        )
+
+
+def _check_output_file(option: str, path):
+    """Check before any work that ``path`` (the value of ``option``) can be written; return it.
+
+    An existing file is replaced at the end, atomically: a reader sees the old file or the new
+    one, never half of either. Devices and other special files (``/dev/full``) are refused.
+    """
+    from pathlib import Path
+
+    from bayesjudge._io import check_output_file
+
+    if not str(path).strip():
+        raise UsageError(f"{option}: the path is empty; give a file name such as 'fit.nc'.")
+    file = Path(path).expanduser()
+    try:
+        check_output_file(file, what=f"{option} {terminal_safe(path)}")
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    if file.exists() and not file.is_file():
+        raise UsageError(
+            f"{option} {terminal_safe(path)}: exists and is not a regular file (a device, pipe "
+            "or socket); give the path of a file."
+        )
+    return file
+
+
+def _check_output_folder(option: str, path):
+    """Check before any work that folder ``path`` exists or can be created; return it.
+
+    Nothing is created here: the folder is made when its files are written, at the end (see
+    :func:`bayesjudge.studies._framework.staged_folder`), so that an interrupted or failed run
+    leaves no empty folder behind.
+    """
+    import os
+    from pathlib import Path
+
+    if path is None or not str(path).strip():
+        raise UsageError(
+            f"{option}: the folder name is empty; give a folder, e.g. {option} results "
+            "(use '.' for the current folder)."
+        )
+    shown = terminal_safe(path)
+    folder = Path(path).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{option} {shown}: exists and is not a folder; choose another name.")
+    existing = folder
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(
+            f"{option} {shown}: cannot create the folder, because {terminal_safe(existing)} is a "
+            "file; choose another path."
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "the folder" if existing == folder else f"its parent {terminal_safe(existing)}"
+        raise UsageError(
+            f"{option} {shown}: {where} is not writable (permission denied); choose another path."
+        )
+    return folder
 
 
 def _ci_label(alpha: float) -> str:
@@ -206,6 +400,8 @@ def _cmd_estimate(args) -> int:
             f"--calibration is required for --method {args.method} (the judge's errors are "
             "estimated from it); pass a human-labelled CSV/Parquet file or use --method naive."
         )
+    _check_input_file("--test", args.test)
+    _check_input_file("--calibration", args.calibration)
     counts = _read_counts(args)
     result = estimate(
         counts,
@@ -233,8 +429,8 @@ def _cmd_estimate(args) -> int:
     ci = _ci_label(args.alpha)
     table = pd.DataFrame(
         {
-            "system": frame["system"],
-            "stratum": frame["stratum"],
+            "system": frame["system"].map(_label),
+            "stratum": frame["stratum"].map(_label),
             "n": frame["n"],
             "m0": frame["m0"],
             "m1": frame["m1"],
@@ -255,8 +451,8 @@ def _cmd_estimate(args) -> int:
 _LABELS = {"theta": "θ", "theta_total": "θ_total", "youden": "J"}
 
 
-def _int_at_least(low: int):
-    """Return an argparse type that accepts an integer >= ``low``."""
+def _int_at_least(low: int, high: int | None = None):
+    """Return an argparse type that accepts an integer >= ``low`` (and <= ``high``)."""
 
     def parse(text: str) -> int:
         try:
@@ -265,9 +461,19 @@ def _int_at_least(low: int):
             value = None
         if value is None or value < low:
             raise argparse.ArgumentTypeError(f"must be an integer >= {low}; got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer of at most {high:,}; got {text!r}"
+            )
         return value
 
     return parse
+
+
+#: Upper bounds of --draws, --tune, --reps and --chains: far beyond any useful run, below
+#: any overflow or allocation error deep inside numpy or the sampler.
+_MAX_STEPS = 100_000_000
+_MAX_CHAINS = 1_000
 
 
 def _open_unit(text: str) -> float:
@@ -377,12 +583,46 @@ def _fmt_int(x: float) -> str:
 
 
 def _label(value) -> str:
-    return "—" if value is None or (isinstance(value, float) and np.isnan(value)) else str(value)
+    """Return a system or stratum name for a terminal table: "—" for none, codes escaped."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "—"
+    return terminal_safe(value)
+
+
+#: Refuse a fit whose posterior draws would take more than this share of the machine's memory.
+_MEMORY_SHARE = 0.5
+
+
+def _physical_memory() -> int | None:
+    import os
+
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+
+
+def _check_draws_fit_in_memory(args) -> None:
+    """Refuse --draws x --chains that cannot be held in memory, before reading or sampling.
+
+    The posterior keeps about a dozen float64 values per draw and group (θ, q0, q1, J, p,
+    θ_total, sampler statistics); a lower bound with one group is checked here, so that
+    ``--draws 10**12`` fails at once with the fix rather than after minutes or with a crash.
+    """
+    memory = _physical_memory()
+    if memory is None:
+        return
+    needed = 12 * 8 * args.draws * args.chains
+    if needed > _MEMORY_SHARE * memory:
+        raise UsageError(
+            f"--draws {args.draws} x --chains {args.chains} would keep about "
+            f"{needed / 2**30:,.0f} GiB of posterior draws per group, more than this machine "
+            f"can hold ({memory / 2**30:,.0f} GiB); 1000 to 10000 draws per chain are plenty. "
+            "Lower --draws or --chains."
+        )
 
 
 def _cmd_fit(args) -> int:
-    from pathlib import Path
-
     from bayesjudge.diagnostics import format_probability
 
     if args.pool_over is not None and args.calibration_model == "separate":
@@ -395,10 +635,20 @@ def _cmd_fit(args) -> int:
             "--judge-better-than-chance applies to --calibration-model separate or shared; the "
             "hierarchical model's population of calibrated groups already tells θ from 1 − θ."
         )
-    if args.save is not None:
-        parent = Path(args.save).expanduser().resolve().parent
-        if not parent.is_dir():
-            raise UsageError(f"--save {args.save}: the folder {str(parent)!r} does not exist.")
+    if args.method == "exact" and args.calibration_model != "separate":
+        raise UsageError(
+            f"--method exact computes the posterior for --calibration-model separate only; "
+            f"use --method mcmc for {args.calibration_model!r} calibration."
+        )
+    if args.method == "exact" and args.target_accept is not None:
+        raise UsageError(
+            "--target-accept tunes the MCMC sampler; --method exact draws from the exact "
+            "posterior and has none. Drop --target-accept or use --method mcmc."
+        )
+    _check_input_file("--test", args.test)
+    _check_input_file("--calibration", args.calibration)
+    save = None if args.save is None else _check_output_file("--save", args.save)
+    _check_draws_fit_in_memory(args)
 
     from bayesjudge.models.fit import fit
 
@@ -417,14 +667,19 @@ def _cmd_fit(args) -> int:
         "aggregate": aggregate,
         "judge_better_than_chance": args.judge_better_than_chance,
     }
-    sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains}
-    sampling |= {"random_seed": args.seed, "sampler": args.sampler}
-    if args.target_accept is not None:  # else bayesjudge.fit's default for the model
-        sampling["target_accept"] = args.target_accept
+    sampling = {"draws": args.draws, "chains": args.chains, "random_seed": args.seed}
+    if args.method == "exact":
+        sampling["method"] = "exact"
+    else:
+        sampling |= {"tune": args.tune, "sampler": args.sampler}
+        sampling["progressbar"] = _show_progress(args)
+        if args.target_accept is not None:  # else bayesjudge.fit's default for the model
+            sampling["target_accept"] = args.target_accept
     result = fit(counts, **options, **sampling)
     summary, comparisons = _fit_frames(result, args.ci_prob)
-    if args.save is not None:
-        result.save(Path(args.save).expanduser())
+    if save is not None:
+        result.save(save)
+        _WRITTEN.append(str(save))
     if args.format == "csv":
         frame = (
             pd.concat([summary, comparisons], ignore_index=True) if len(comparisons) else summary
@@ -437,14 +692,23 @@ def _cmd_fit(args) -> int:
     settings = result.config  # what was fitted, defaults (and a drawn seed) resolved
     seed = settings["random_seed"]
     pooled = f" pooled over {','.join(settings['pool_over'])}" if settings["pool_over"] else ""
+    if args.method == "exact":
+        sampler = (
+            f"exact posterior (no MCMC): {settings['chains']} x {settings['draws']} independent "
+            f"draws for the HDI and comparisons, seed {seed} (repeat with --seed {seed})"
+        )
+    else:
+        sampler = (
+            f"{settings['sampler']}, {settings['chains']} chains x {settings['draws']} draws "
+            f"after {settings['tune']} tuning steps, target_accept "
+            f"{settings['target_accept']:g}, seed {seed} (repeat with --seed {seed})"
+        )
     print(
         f"model: calibration {settings['calibration']}{pooled}"
         + ("; judge better than chance (J > 0)" if settings["judge_better_than_chance"] else "")
         + f"; aggregate: {_describe_aggregate(aggregate, counts.sizes['stratum'])}\n"
         f"priors: {_describe_priors(priors, settings['calibration'])}\n"
-        f"sampler: {settings['sampler']}, {settings['chains']} chains x {settings['draws']} draws "
-        f"after {settings['tune']} tuning steps, target_accept {settings['target_accept']:g}, "
-        f"seed {seed} (repeat with --seed {seed})\n"
+        f"sampler: {sampler}\n"
         f"intervals: {ci.replace('interval', 'equal-tailed credible intervals')}"
     )
     table = pd.DataFrame(
@@ -471,7 +735,7 @@ def _cmd_fit(args) -> int:
                 "difference": comparisons["variable"].map(
                     lambda v: "Δ" + _LABELS[v.removesuffix("_difference")]
                 ),
-                "systems a - b": comparisons["system"],
+                "systems a - b": comparisons["system"].map(_label),
                 "stratum": comparisons["stratum"].map(_label),
                 "mean": comparisons["mean"].map(_fmt),
                 ci: [
@@ -483,8 +747,8 @@ def _cmd_fit(args) -> int:
         )
         print("\nComparisons of systems (posterior of the difference, draw by draw)")
         print(table.to_string(index=False))
-    if args.save is not None:
-        print(f"\nSaved the fit to {args.save} (read it with bayesjudge.load).")
+    if save is not None:
+        print(f"\nSaved the fit to {terminal_safe(args.save)} (read it with bayesjudge.load).")
     return 0
 
 
@@ -529,14 +793,13 @@ def _cmd_report(args) -> int:
             f"--method exact computes the posterior for --calibration-design separate only; "
             f"use --method mcmc (or auto) for {args.calibration_design!r} calibration."
         )
-    out = Path(args.out).expanduser()
-    if out.exists() and not out.is_dir():
-        raise UsageError(f"--out {out}: exists and is not a folder.")
+    # Before the fit, so that a bad --out fails at once; the folder is made, with all the
+    # report's files at once, when the report is written.
+    out = _check_output_folder("--out", args.out)
+    _check_input_file("--test", args.test)
+    _check_input_file("--calibration", args.calibration)
+    _check_draws_fit_in_memory(args)
     counts = _read_counts(args)
-    try:  # before the fit, so that a bad --out fails at once
-        out.mkdir(parents=True, exist_ok=True)
-    except OSError as err:
-        raise UsageError(f"--out {out}: cannot create the folder ({err.strerror}).") from None
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
     fit_result = None
     method, fit_options = _report_method(args, counts)
@@ -554,10 +817,15 @@ def _cmd_report(args) -> int:
                 chains=args.chains,
                 random_seed=seed,
                 method=method,
-                **({"tune": args.tune} if method == "mcmc" else {}),
+                **(
+                    {"tune": args.tune, "progressbar": _show_progress(args)}
+                    if method == "mcmc"
+                    else {}
+                ),
                 **fit_options,
             )
     from bayesjudge.report import write_report
+    from bayesjudge.studies._framework import staged_folder
 
     options = {
         "alpha": 1 - args.ci_prob,
@@ -565,11 +833,17 @@ def _cmd_report(args) -> int:
         "n_resamples": args.n_resamples,
         "target_width": args.target_width,
     }
-    try:
-        report = write_report(fit_result if fit_result is not None else counts, out, **options)
+    report = write_report(fit_result if fit_result is not None else counts, None, **options)
+    try:  # all files at once: an interrupted or failed write leaves --out as it was
+        with staged_folder(out) as staging:
+            written = report.save(staging)
     except OSError as err:
-        where = err.filename or out
-        raise UsageError(f"--out {out}: cannot write {where} ({err.strerror}).") from None
+        where = terminal_safe(err.filename or out)
+        raise UsageError(
+            f"--out {terminal_safe(out)}: cannot write {where} ({err.strerror})."
+        ) from None
+    report.paths = {kind: out / Path(path).name for kind, path in written.items()}
+    _WRITTEN.extend(str(path) for path in report.paths.values())
     if fit_result is None:
         bayes = "no Bayesian fit"
     else:
@@ -581,8 +855,9 @@ def _cmd_report(args) -> int:
         f"{bayes}, {_plural(len(report.diagnoses), 'warning', 'warnings')}, seed {seed} "
         f"(repeat with --seed {seed})"
     )
-    print(f"wrote {report.paths['markdown']} (with {len(report.figures)} PNG figures)")
-    print(f"wrote {report.paths['html']} (self-contained)")
+    markdown, html = (terminal_safe(report.paths[kind]) for kind in ("markdown", "html"))
+    print(f"wrote {markdown} (with {len(report.figures)} PNG figures)")
+    print(f"wrote {html} (self-contained)")
     return 0
 
 
@@ -599,18 +874,43 @@ def _allocation_rows(report) -> list[dict]:
     ]
 
 
+#: The parameters of ``allocation_report`` and the ``allocate`` options that give them.
+_ALLOCATE_OPTIONS = {
+    "m": "--budget",
+    "budget": "--budget",
+    "p_hat": "--p-hat",
+    "q0": "--q0",
+    "q1": "--q1",
+    "q0_pilot": "--q0",
+    "q1_pilot": "--q1",
+    "m_pilot": "--m-pilot",
+    "n": "--n",
+    "alpha": "--alpha",
+}
+
+
 def _cmd_allocate(args) -> int:
     from bayesjudge.core.allocation import allocation_report
 
-    report = allocation_report(
-        args.budget,
-        args.p_hat,
-        args.q0,
-        args.q1,
-        m_pilot=args.m_pilot,
-        n=args.n,
-        alpha=args.alpha,
-    )
+    try:
+        report = allocation_report(
+            args.budget,
+            args.p_hat,
+            args.q0,
+            args.q1,
+            m_pilot=args.m_pilot,
+            n=args.n,
+            alpha=args.alpha,
+        )
+    except (ValueError, OverflowError, TypeError) as err:
+        # The library names its parameters (m, p_hat, ...); say which option was wrong.
+        message = str(err).strip()
+        name = message.split(" ", 1)[0]
+        option = _ALLOCATE_OPTIONS.get(name)
+        if option is None:
+            raise
+        value = getattr(args, option[2:].replace("-", "_"))
+        raise UsageError(f"{option} {value}: {message}") from None
     rows = _allocation_rows(report)
     if args.json:
         print(json.dumps({"budget": args.budget, "allocations": rows}, indent=2))
@@ -727,7 +1027,6 @@ def _study_options(module, pairs: list[str]) -> dict:
 
 def _cmd_study(args) -> int:
     import time
-    from pathlib import Path
 
     if args.list:
         if args.name is not None:
@@ -754,16 +1053,12 @@ def _cmd_study(args) -> int:
         options = quick | options
     if args.seed is not None:
         options["random_seed"] = args.seed
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    out = None if args.no_save else Path(args.out or f"study-{args.name}").expanduser()
-    if out is not None:
-        # Before the run, which can take an hour: a folder that cannot be made fails now.
-        if out.exists() and not out.is_dir():
-            raise UsageError(f"--out {out}: exists and is not a folder.")
-        try:
-            out.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise UsageError(f"--out {out}: cannot create the folder ({err.strerror}).") from None
+    progress = _show_progress(args)
+    out = None
+    if not args.no_save:
+        # Before the run, which can take an hour: a folder that cannot be made fails now. It
+        # is made, with all its files at once, only when the run has finished.
+        out = _check_output_folder("--out", f"study-{args.name}" if args.out is None else args.out)
 
     start = time.perf_counter()
     try:
@@ -778,7 +1073,10 @@ def _cmd_study(args) -> int:
     elapsed = time.perf_counter() - start
     settings = result.settings
     frame = result.to_frame()
-    paths = result.save(out) if out is not None else {}
+    paths = {}
+    if out is not None:
+        paths = result.save(out)
+        _WRITTEN.extend(str(path) for path in paths.values())
     # Under --format csv stdout carries the table only; the notes go to stderr.
     notes = sys.stderr if args.format == "csv" else sys.stdout
     if args.format == "csv":
@@ -791,15 +1089,18 @@ def _cmd_study(args) -> int:
             f"{settings['reps']} replications per design point, seed {settings['random_seed']} "
             f"(repeat with --seed {settings['random_seed']}), {elapsed:.1f} s"
         )
+        shown = frame.copy()
+        for column in shown.select_dtypes(include="object").columns:
+            shown[column] = shown[column].map(terminal_safe)
         print(
-            frame.to_string(index=False, max_rows=args.max_rows, float_format=lambda x: f"{x:.4g}")
+            shown.to_string(index=False, max_rows=args.max_rows, float_format=lambda x: f"{x:.4g}")
         )
     if len(frame) > args.max_rows and args.format == "table":
-        where = f" (all rows in {paths['csv']})" if paths else ""
+        where = f" (all rows in {terminal_safe(paths['csv'])})" if paths else ""
         print(f"[{len(frame)} rows, {args.max_rows} shown{where}]", file=notes)
     if paths:
         files = ", ".join(p.name for p in paths.values())
-        print(f"saved {files} to {out}", file=notes)
+        print(f"saved {files} to {terminal_safe(out)}", file=notes)
     return 0
 
 
@@ -830,8 +1131,12 @@ def _build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     demo = sub.add_parser("demo", help="simulate an evaluation and compare naive vs corrected")
-    demo.add_argument("--seed", type=int, default=2026, help="random seed (default 2026)")
-    demo.add_argument("--alpha", type=float, default=0.05, help="1 - interval coverage")
+    demo.add_argument(
+        "--seed", type=_seed, default=2026, help="random seed, an integer >= 0 (default 2026)"
+    )
+    demo.add_argument(
+        "--alpha", type=_unit("0.05"), default=0.05, help="1 - interval coverage (0.05)"
+    )
     demo.add_argument(
         "--no-bayes", action="store_true", help="skip the Bayesian fit (no PyMC, no compile)"
     )
@@ -850,9 +1155,13 @@ def _build_parser() -> argparse.ArgumentParser:
         choices=["own", "shared"],
         help="correct each system with its own calibration, or pool calibration over systems",
     )
-    est.add_argument("--alpha", type=float, default=0.05, help="1 - interval coverage")
-    est.add_argument("--seed", type=int, default=None, help="random seed for the bootstrap")
-    est.add_argument("--n-resamples", type=int, default=10_000, help="bootstrap resamples")
+    est.add_argument(
+        "--alpha", type=_unit("0.05"), default=0.05, help="1 - interval coverage (0.05)"
+    )
+    est.add_argument("--seed", type=_seed, default=None, help="random seed for the bootstrap")
+    est.add_argument(
+        "--n-resamples", type=_int_at_least(1), default=10_000, help="bootstrap resamples"
+    )
     est.add_argument("--json", action="store_true", help="print JSON instead of a table")
     est.set_defaults(func=_cmd_estimate)
 
@@ -889,10 +1198,18 @@ def _build_parser() -> argparse.ArgumentParser:
     fit.add_argument(
         "--prior-q1", type=_prior, metavar="A,B|VALUE", help="Beta prior of q1, or a known q1"
     )
-    fit.add_argument("--draws", type=_int_at_least(1), default=1000, help="draws per chain")
-    fit.add_argument("--tune", type=_int_at_least(0), default=1000, help="tuning steps per chain")
-    fit.add_argument("--chains", type=_int_at_least(1), default=4, help="chains (default 4)")
-    fit.add_argument("--seed", type=int, default=None, help="sampler seed (default: drawn)")
+    fit.add_argument(
+        "--draws", type=_int_at_least(1, _MAX_STEPS), default=1000, help="draws per chain"
+    )
+    fit.add_argument(
+        "--tune", type=_int_at_least(0, _MAX_STEPS), default=1000, help="tuning steps per chain"
+    )
+    fit.add_argument(
+        "--chains", type=_int_at_least(1, _MAX_CHAINS), default=4, help="chains (default 4)"
+    )
+    fit.add_argument(
+        "--seed", type=_seed, default=None, help="sampler seed, an integer >= 0 (default: drawn)"
+    )
     fit.add_argument(
         "--ci-prob", type=_open_unit, default=0.95, help="credible interval probability (0.95)"
     )
@@ -902,7 +1219,20 @@ def _build_parser() -> argparse.ArgumentParser:
         help="NUTS target acceptance rate (default: bayesjudge.fit's); raise it on divergences",
     )
     fit.add_argument("--sampler", default="nutpie", choices=["nutpie", "pymc"])
-    fit.add_argument("--save", metavar="FIT.nc", help="write the fit to a netCDF file")
+    fit.add_argument(
+        "--method",
+        default="mcmc",
+        choices=["mcmc", "exact"],
+        help="MCMC (NUTS; default) or the exact posterior (fast, no sampler: --calibration-model "
+        "separate with Beta priors, as in 'bayesjudge report --method exact')",
+    )
+    fit.add_argument(
+        "--save",
+        metavar="FIT.nc",
+        help="write the fit to a netCDF file; an existing file is replaced (atomically, when "
+        "the fit has finished)",
+    )
+    _add_progress_option(fit, "the sampler's progress bar")
     fit.add_argument(
         "--format",
         default="table",
@@ -919,7 +1249,10 @@ def _build_parser() -> argparse.ArgumentParser:
         "--item", help="item id column: systems' verdicts on the same items are paired"
     )
     rep.add_argument(
-        "--out", default="bayesjudge-report", help="output folder (default ./bayesjudge-report)"
+        "--out",
+        default="bayesjudge-report",
+        help="output folder (default ./bayesjudge-report; created when the report is written; "
+        "files of the same names are replaced)",
     )
     rep.add_argument(
         "--method",
@@ -935,13 +1268,20 @@ def _build_parser() -> argparse.ArgumentParser:
         choices=["separate", "shared", "hierarchical"],
         help="calibration model of the Bayesian fit (default separate)",
     )
-    rep.add_argument("--draws", type=_int_at_least(1), default=1000, help="draws per chain")
     rep.add_argument(
-        "--tune", type=_int_at_least(0), default=1000, help="MCMC tuning steps per chain"
+        "--draws", type=_int_at_least(1, _MAX_STEPS), default=1000, help="draws per chain"
     )
-    rep.add_argument("--chains", type=_int_at_least(1), default=4, help="chains (default 4)")
     rep.add_argument(
-        "--seed", type=_int_at_least(0), default=None, help="seed of fit and bootstrap (drawn)"
+        "--tune",
+        type=_int_at_least(0, _MAX_STEPS),
+        default=1000,
+        help="MCMC tuning steps per chain",
+    )
+    rep.add_argument(
+        "--chains", type=_int_at_least(1, _MAX_CHAINS), default=4, help="chains (default 4)"
+    )
+    rep.add_argument(
+        "--seed", type=_seed, default=None, help="seed of fit and bootstrap (drawn), >= 0"
     )
     rep.add_argument(
         "--ci-prob", type=_open_unit, default=0.95, help="interval probability (default 0.95)"
@@ -955,16 +1295,25 @@ def _build_parser() -> argparse.ArgumentParser:
         default=None,
         help="desired width of the θ intervals: warn where calibration is too small for it",
     )
+    _add_progress_option(rep, "the MCMC sampler's progress bar")
     rep.set_defaults(func=_cmd_report)
 
     alloc = sub.add_parser("allocate", help="split a calibration budget between label types")
-    alloc.add_argument("--budget", type=int, required=True, help="total calibration items m")
+    alloc.add_argument(
+        "--budget", type=_whole("200"), required=True, help="total calibration items m"
+    )
     alloc.add_argument("--p-hat", type=float, required=True, help="share judged correct on test")
     alloc.add_argument("--q0", type=float, required=True, help="pilot specificity estimate")
     alloc.add_argument("--q1", type=float, required=True, help="pilot sensitivity estimate")
-    alloc.add_argument("--m-pilot", type=int, default=10, help="pilot items per label (10)")
-    alloc.add_argument("--n", type=int, default=None, help="test-set size (default: infinite)")
-    alloc.add_argument("--alpha", type=float, default=0.05, help="1 - interval coverage")
+    alloc.add_argument(
+        "--m-pilot", type=_whole("10"), default=10, help="pilot items per label (10)"
+    )
+    alloc.add_argument(
+        "--n", type=_whole("5000"), default=None, help="test-set size (default: infinite)"
+    )
+    alloc.add_argument(
+        "--alpha", type=_unit("0.05"), default=0.05, help="1 - interval coverage (0.05)"
+    )
     alloc.add_argument("--json", action="store_true", help="print JSON instead of a table")
     alloc.set_defaults(func=_cmd_allocate)
 
@@ -974,7 +1323,9 @@ def _build_parser() -> argparse.ArgumentParser:
     study.add_argument("name", nargs="?", metavar="NAME", help="study to run (see --list)")
     study.add_argument("--list", action="store_true", help="list the studies and exit")
     study.add_argument(
-        "--reps", type=_int_at_least(2), help="replications per design point (study's default)"
+        "--reps",
+        type=_int_at_least(2, _MAX_STEPS),
+        help="replications per design point (study's default)",
     )
     study.add_argument(
         "--quick",
@@ -983,7 +1334,7 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     study.add_argument(
         "--seed",
-        type=_int_at_least(0),
+        type=_seed,
         help="random seed, a non-negative integer (default: the study's fixed seed)",
     )
     study.add_argument(
@@ -994,15 +1345,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "or a comma list; see the study's run() for its options)",
     )
     study.add_argument(
-        "--out", metavar="DIR", help="folder for NAME.csv/.nc/.json/.png (default ./study-NAME)"
+        "--out",
+        metavar="DIR",
+        help="folder for NAME.csv/.nc/.json/.png (default ./study-NAME; created when the run "
+        "ends; files of the same names are replaced)",
     )
     study.add_argument("--no-save", action="store_true", help="print only; write no files")
-    study.add_argument(
-        "--progress",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="progress bar on stderr (default: when stderr is a terminal)",
-    )
+    _add_progress_option(study, "a progress bar")
     study.add_argument(
         "--format",
         default="table",
@@ -1013,6 +1362,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "--max-rows", type=_int_at_least(1), default=40, help="rows shown in the table (40)"
     )
     study.set_defaults(func=_cmd_study)
+    for command in sub.choices.values():
+        command.add_argument(
+            "--verbose",
+            action="store_true",
+            help="also show other libraries' warnings (matplotlib, numpy, ...), in Python's "
+            "format; bayesjudge's own warnings are always shown",
+        )
     return parser
 
 
@@ -1027,7 +1383,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        0 on success, 2 on a usage or input error (reported on one stderr line).
+        0 on success; 2 on a usage or input error (one ``bayesjudge: error:`` line on stderr);
+        130 after Ctrl-C (``bayesjudge: interrupted; ...``: no output file is left half
+        written, each is written atomically); 141 when stdout is a pipe closed by its reader;
+        1 on an internal error (one line; ``--verbose`` shows the traceback).
 
     Examples
     --------
@@ -1039,18 +1398,142 @@ def main(argv: Sequence[str] | None = None) -> int:
     ...
     0
     """
+    _WRITTEN.clear()
+    _PROGRESS.clear()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        if any(_PROGRESS):
+            print(file=sys.stderr)  # end the progress bar's line
+        if _WRITTEN:
+            files = ", ".join(terminal_safe(name) for name in _WRITTEN)
+            done = f"{files} had been written in full, nothing else"
+        else:
+            done = "nothing was written"
+        print(f"bayesjudge: interrupted; {done}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+#: Exit status when the reader of stdout went away (128 + SIGPIPE), as shells report it.
+_EXIT_BROKEN_PIPE = 141
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _build_parser()
     args = parser.parse_args(argv)
+    verbose = getattr(args, "verbose", False)
+    stdout = sys.stdout
+    sys.stdout = _Stdout(stdout)
+    try:
+        return _run(args, verbose)
+    finally:
+        if isinstance(sys.stdout, _Stdout):
+            sys.stdout = stdout
+
+
+def _run(args, verbose: bool) -> int:
     with warnings.catch_warnings():
         # The command line reports every bayesjudge warning once, whatever the caller's filters.
-        warnings.simplefilter("default", BayesJudgeWarning)
-        warnings.showwarning = _print_warning
+        warnings.simplefilter("always", BayesJudgeWarning)
+        warnings.showwarning = _warning_printer(verbose)
         try:
-            return args.func(args)
-        except (UsageError, ValueError, OSError) as err:
-            message = str(err).strip().replace("\n", " ") or type(err).__name__
-            print(f"bayesjudge: error: {message}", file=sys.stderr)
+            code = args.func(args)
+        except BrokenPipeError:
+            _detach_stdout()
+            return _EXIT_BROKEN_PIPE
+        except _StdoutError as err:
+            _detach_stdout()
+            _error(_stdout_message(err))
             return 2
+        except (UsageError, ValueError, OSError, OverflowError) as err:
+            _error(str(err) or type(err).__name__)
+            return _flush_stdout() or 2
+        except MemoryError:
+            _error(
+                f"out of memory: 'bayesjudge {args.command}' needs more memory than this "
+                "machine has; use fewer draws, chains, replications or resamples."
+            )
+            return 2
+        except Exception as err:  # a bug, not the user's mistake: one line, traceback on demand
+            if verbose:
+                import traceback
+
+                traceback.print_exc()
+            _error(
+                f"{type(err).__name__}: {err}. This is a bug in bayesjudge, not in your input: "
+                "please report it with the command line and the traceback (--verbose shows it).",
+                prefix="bayesjudge: internal error:",
+            )
+            return 1
+    return _flush_stdout() or code
+
+
+def _error(message: str, prefix: str = "bayesjudge: error:") -> None:
+    """Print ``message`` as one line on stderr, control characters in names escaped."""
+    text = " ".join(str(message).split("\n")).strip()
+    print(f"{prefix} {terminal_safe(text)}", file=sys.stderr)
+
+
+class _StdoutError(OSError):
+    """Writing to stdout failed (a full disk, ``/dev/full``), not writing an output file."""
+
+
+class _Stdout:
+    """Stdout whose write errors (other than a closed pipe) raise :class:`_StdoutError`."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise _StdoutError(err.errno, err.strerror) from err
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as err:
+            raise _StdoutError(err.errno, err.strerror) from err
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+def _stdout_message(err: OSError) -> str:
+    return (
+        f"cannot write the output to stdout ({err.strerror or err}); redirect it to a file on "
+        "a disk with free space, or to a pipe."
+    )
+
+
+def _flush_stdout() -> int:
+    """Flush stdout; return 0, or 2 (after one error line) when it cannot be written."""
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        _detach_stdout()
+        return _EXIT_BROKEN_PIPE
+    except OSError as err:
+        _detach_stdout()
+        _error(_stdout_message(err))
+        return 2
+    return 0
+
+
+def _detach_stdout() -> None:
+    """Point stdout at the null device: Python's own flush at exit must not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # not a real file (e.g. captured by tests)
+        pass
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -13,10 +13,16 @@ import warnings
 
 import numpy as np
 import xarray as xr
-from scipy.stats import norm
 
 from bayesjudge._version import __version__
-from bayesjudge.core._validation import check_alpha
+from bayesjudge.core._validation import (
+    check_alpha,
+    check_resamples,
+    check_seed,
+    two_sided_z,
+    youden_is_zero,
+)
+from bayesjudge.core.bootstrap import _check_design
 from bayesjudge.core.paired import (
     pair_cells,
     paired_bootstrap,
@@ -56,6 +62,13 @@ def _calibration_tables(counts: JudgeCounts, calibration: str) -> dict[str, np.n
 _CAL = ("tn", "m0", "tp", "m1")
 
 
+def _paired_bootstrap(*args, **kwargs):
+    """:func:`paired_bootstrap` without its n_resamples warning (compare warns once itself)."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"paired_bootstrap: n_resamples=", SmallSampleWarning)
+        return paired_bootstrap(*args, **kwargs)
+
+
 def _usable(counts, cal, calibration, strata) -> np.ndarray:
     """Usable (stratum, system): test items and an identified plug-in θ; warn where not.
 
@@ -67,7 +80,7 @@ def _usable(counts, cal, calibration, strata) -> np.ndarray:
     m0, m1 = cal["m0"], cal["m1"]
     no_cal = (m0 == 0) | (m1 == 0)
     # J == 0 exactly on integers (as the core): tn·m1 + tp·m0 − m0·m1 == 0.
-    chance = (cal["tn"] * m1 + cal["tp"] * m0 - m0 * m1 == 0) & ~no_cal
+    chance = youden_is_zero(cal["tn"], m0, cal["tp"], m1) & ~no_cal
     if calibration == "shared":  # one table per stratum, for every system
         no_cal = np.broadcast_to(no_cal[:, None], n.shape)
         chance = np.broadcast_to(chance[:, None], n.shape)
@@ -117,6 +130,7 @@ def compare(
     random_seed=None,
     *,
     bootstrap_design: str = "stratified",
+    pairs=None,
 ) -> xr.Dataset:
     """Compare every pair of systems within every stratum: Δθ = θ_a − θ_b with an interval.
 
@@ -142,12 +156,18 @@ def compare(
     alpha : float, default 0.05
         One minus the nominal coverage.
     n_resamples : int, default 10_000
-        Bootstrap replicates (``method="bootstrap"`` only).
+        Bootstrap replicates (``method="bootstrap"`` only): at least 100 and at least
+        2 / alpha; below 1000 a ``SmallSampleWarning`` says that the interval's ends carry
+        Monte Carlo error.
     random_seed : int, numpy.random.Generator or None
-        Seed of the bootstrap.
+        Seed of the bootstrap: any non-negative integer (2**70 too), a Generator or None.
     bootstrap_design : {"stratified", "random"}, default "stratified"
         How the calibration tables were collected (see
         :func:`~bayesjudge.core.bootstrap.bootstrap_rogan_gladen`).
+    pairs : sequence of (label, label), optional
+        Compare only these pairs of systems ``(a, b)`` (Δθ = θ_a − θ_b), in this order; every
+        pair in coordinate order when None. The bootstrap replicates are the same either way
+        (a report of hundreds of systems compares about 2K pairs, not K(K−1)/2).
 
     Returns
     -------
@@ -170,7 +190,8 @@ def compare(
     -----
     SmallSampleWarning
         Where some system has no test items or no calibration items of one label: that
-        system's pairs are NaN in that stratum; the other pairs are still compared.
+        system's pairs are NaN in that stratum; the other pairs are still compared. Also
+        when ``n_resamples`` is below 1000 (``method="bootstrap"``).
     LowJudgeQualityWarning
         Where a plug-in ``q̂0 + q̂1 == 1`` (that system's pairs are NaN there), or some
         bootstrap replicates are not identified.
@@ -209,6 +230,10 @@ def compare(
     if calibration not in _CALIBRATIONS:
         raise ValueError(f"calibration must be one of {list(_CALIBRATIONS)}; got {calibration!r}.")
     alpha = check_alpha(alpha)
+    random_seed = check_seed(random_seed)
+    if method == "bootstrap":
+        bootstrap_design = _check_design(bootstrap_design)
+        n_resamples = check_resamples(n_resamples, "compare(method='bootstrap')", alpha)
     systems = counts.systems
     if len(systems) < 2:
         raise ValueError(f"compare needs at least two systems; got {systems!r}.")
@@ -226,7 +251,17 @@ def compare(
     else:
         joint = np.zeros((len(strata), 0), dtype=np.int64)
         verdicts = np.zeros((0, len(systems)), dtype=np.int8)
-    first, second = system_pairs(len(systems))
+    if pairs is None:
+        first, second = system_pairs(len(systems))
+    else:
+        position = {s: i for i, s in enumerate(systems)}
+        unknown = [p for p in pairs if len(p) != 2 or p[0] not in position or p[1] not in position]
+        if unknown:
+            raise ValueError(
+                f"pairs {unknown[:3]!r} are not pairs of the systems {systems[:10]!r}."
+            )
+        first = np.array([position[a] for a, _ in pairs], dtype=np.intp)
+        second = np.array([position[b] for _, b in pairs], dtype=np.intp)
     shape = (len(first), len(strata))
     estimate = np.full(shape, np.nan)
     lower = np.full(shape, np.nan)
@@ -245,7 +280,10 @@ def compare(
         for idx, kept in groups:
             if not idx.size:
                 continue
-            res = paired_bootstrap(
+            at = {int(s): i for i, s in enumerate(kept)}
+            wanted = [(at[a], at[b]) for a, b in zip(first, second, strict=True)
+                      if a in at and b in at]  # fmt: skip
+            res = _paired_bootstrap(
                 joint[idx],
                 verdicts[:, kept],
                 *(cal[f][idx] if shared else cal[f][idx][:, kept] for f in _CAL),
@@ -256,13 +294,14 @@ def compare(
                 n_resamples=n_resamples,
                 calibration_design=bootstrap_design,
                 random_seed=rng,
+                pairs=wanted,
             )
             index = {(a, b): p for p, (a, b) in enumerate(zip(first, second, strict=True))}
             rows = [index[(kept[a], kept[b])] for a, b in zip(res.first, res.second, strict=True)]
             for field, target in (("estimate", estimate), ("lower", lower), ("upper", upper)):
                 target[np.ix_(rows, idx)] = getattr(res, field).T
     else:
-        z = norm.ppf(1 - alpha / 2)
+        z = two_sided_z(alpha)
         for p, (i, j) in enumerate(zip(first, second, strict=True)):
             idx = np.flatnonzero(usable[:, i] & usable[:, j])
             if not idx.size:

@@ -9,11 +9,15 @@ numbers (:meth:`JudgeCounts.from_counts`) or from item-level tables
 
 from __future__ import annotations
 
+import csv
 import importlib.util
 import itertools
+import math
+import unicodedata
 import warnings
 from collections import Counter, defaultdict
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Iterator, Mapping, Sequence
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -21,7 +25,7 @@ import narwhals.stable.v2 as nw
 import numpy as np
 import xarray as xr
 
-from bayesjudge.core._validation import as_count, format_values
+from bayesjudge.core._validation import MAX_COUNT, as_count, format_values
 from bayesjudge.warnings import MissingLabelWarning
 
 __all__ = ["JudgeCounts"]
@@ -57,12 +61,13 @@ _MAX_GROUPS_SHOWN = 5
 _POSITIVE_WORDS = frozenset({"yes", "correct", "pass", "true", "1"})
 _NEGATIVE_WORDS = frozenset({"no", "incorrect", "fail", "false", "0"})
 _RECOGNISED = (
-    "booleans, the numbers 0/1, and (case-insensitive, whitespace-stripped) "
-    "yes/no, correct/incorrect, pass/fail, true/false, '1'/'0'"
+    "booleans, the numbers 0/1 (also as text, e.g. '1' or '1.0'), and (case-insensitive, "
+    "whitespace-stripped) yes/no, correct/incorrect, pass/fail, true/false"
 )
 # Aliases for the columns of the counting query; unlikely to clash with user columns.
 _KEY = "__bayesjudge_{}__"
 _ROWS = "__bayesjudge_rows__"
+_ROW_INDEX = "__bayesjudge_row_index__"
 _VERDICT_KEY = "__bayesjudge_verdict__"
 # Systems per int64 verdict-pattern code in the per-item query of item= (see _joint_from_frame).
 _CODE_BITS = 62
@@ -82,7 +87,7 @@ def _describe_groups(
     where = np.argwhere(mask)
     items = []
     for i, j in where[:_MAX_GROUPS_SHOWN]:
-        values = " > ".join(f"{name}={arr[i, j].item()!r}" for name, arr in parts)
+        values = " > ".join(f"{name}={_plain(arr[i, j])!r}" for name, arr in parts)
         items.append(f"{values} in ({_group_name(systems[i], strata[j])})")
     more = len(where) - _MAX_GROUPS_SHOWN
     return "; ".join(items) + (f"; … ({more} more groups)" if more > 0 else "")
@@ -93,6 +98,12 @@ def _check_counts(values: Mapping[str, Any], systems, strata) -> dict[str, np.nd
     out = {}
     for name in FIELDS:
         arr = np.asarray(values[name])
+        if arr.dtype == object and arr.size and all(_is_number(v) for v in arr.flat):
+            # Python ints beyond int64 (and mixed int/float lists) arrive as object arrays.
+            _check_count_limit(
+                name, np.array([abs(v) > MAX_COUNT for v in arr.flat]), arr, systems, strata
+            )
+            arr = arr.astype(float)
         if arr.dtype == bool or arr.dtype.kind not in "iuf":
             raise ValueError(
                 f"{name} ({_MEANING[name]}) must hold whole-number counts; got values of type "
@@ -110,7 +121,10 @@ def _check_counts(values: Mapping[str, Any], systems, strata) -> dict[str, np.nd
                 f"Pass item counts (0, 1, 2, …), not proportions, and 0 for a group "
                 f"without items."
             )
-        out[name] = as_float.astype(np.int64)
+        _check_count_limit(
+            name, (arr if arr.dtype.kind in "iu" else as_float) > MAX_COUNT, arr, systems, strata
+        )
+        out[name] = as_float.astype(np.int64) if arr.dtype.kind == "f" else arr.astype(np.int64)
     for small, big in _PAIRS:
         bad = out[small] > out[big]
         if bad.any():
@@ -121,6 +135,25 @@ def _check_counts(values: Mapping[str, Any], systems, strata) -> dict[str, np.nd
                 f". Check that the counts were not swapped."
             )
     return out
+
+
+def _is_number(value) -> bool:
+    """Whether ``value`` is a real number (not a bool): int, float or their numpy types."""
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    )
+
+
+def _check_count_limit(name: str, too_big: np.ndarray, arr: np.ndarray, systems, strata) -> None:
+    """Refuse counts above :data:`MAX_COUNT`, which float64 arithmetic could not keep exact."""
+    too_big = np.asarray(too_big).reshape(np.shape(arr))
+    if too_big.any():
+        raise ValueError(
+            f"{name} ({_MEANING[name]}) exceeds the largest count bayesjudge accepts, "
+            f"2**53 = {MAX_COUNT} (the largest whole number that float64 arithmetic keeps "
+            f"exact): {_describe_groups(too_big, [(name, arr)], systems, strata)}. Check the "
+            f"counts for an overflow or a units mistake; counts this large cannot be exact."
+        )
 
 
 def _dims_arg(dim) -> list[str]:
@@ -172,10 +205,10 @@ def _label_array(name: str, labels) -> np.ndarray:
     values = [_plain(v) for v in labels]
     if not values:
         raise ValueError(f"{name} needs at least one label; got an empty list.")
-    if any(_is_missing(v) for v in values):
+    if any(_is_blank(v) for v in values):
         raise ValueError(
-            f"{name} labels must not be missing (None/NaN); got {values!r}. Give every group a "
-            f"label."
+            f"{name} labels must not be missing (None/NaN) or empty; got {values!r}. Give "
+            f"every group a label."
         )
     duplicates = [v for v, c in Counter(values).items() if c > 1]
     if duplicates:
@@ -183,6 +216,7 @@ def _label_array(name: str, labels) -> np.ndarray:
             f"{name} labels must be unique; got duplicates {duplicates!r} in {values!r}. "
             f"Add up the counts of groups that share a label, or rename them."
         )
+    _check_group_labels(name, None, dict.fromkeys(((type(v), v) for v in values), ""))
     # Keep strings as strings and ints as ints; only genuinely mixed labels become object.
     if all(isinstance(v, str) for v in values):
         return np.array(values, dtype=str)
@@ -206,18 +240,131 @@ def _installed(module: str) -> bool:
 # ------------------------------------------------------------------ reading the tables
 
 
+class _CsvLayout(NamedTuple):
+    """What one pass of :mod:`csv` over a delimited file found (see :func:`_csv_layout`)."""
+
+    header: list[str]
+    blank_rows: list[int]  # positions (0-based, as polars counts rows) of blank lines
+
+
+def _file_label(path: Path, table_name: str, *, start: bool = False) -> str:
+    """Return ``the test file 'x.csv'`` (``The ...`` with ``start``), for messages."""
+    return f"{'The' if start else 'the'} {table_name} file {str(path)!r}"
+
+
+def _csv_layout(path: Path, table_name: str, separator: str) -> _CsvLayout:
+    """Check the structure of a CSV/TSV file in one pass and return its header.
+
+    The engines guess where the csv module does not: polars names a repeated header
+    ``judge_duplicated_0``, reads a blank line as a row of missing values and fails on a row
+    with extra fields without naming it; pandas renames repeated headers and fills short rows
+    with NaN. So the file is read once with :mod:`csv` first, and any of these is an error
+    naming the file and line: an empty file, a blank or repeated header, a row with more or
+    fewer fields than the header. Blank lines are not rows; their positions are returned so
+    that the engine's rows for them can be left out.
+    """
+    where = _file_label(path, table_name)
+    blank: list[int] = []
+    try:
+        with path.open(newline="", encoding="utf-8-sig") as handle:
+            reader = csv.reader(handle, delimiter=separator)
+            header = next(reader, None)
+            if header is None:
+                raise ValueError(
+                    f"{_file_label(path, table_name, start=True)} is empty: it has no header "
+                    f"line. Write the column names (e.g. judge,human) on its first line and one "
+                    f"row per item below."
+                )
+            if not header:
+                raise ValueError(
+                    f"Line 1 of {where} is blank; the first line must be the header (the "
+                    f"column names). Remove the blank line(s) at the top."
+                )
+            repeated = [name for name, c in Counter(header).items() if c > 1]
+            if repeated:
+                raise ValueError(
+                    f"The header of {where} names the column(s) {repeated!r} more than once "
+                    f"(header: {header!r}), so which column is meant is ambiguous. Give every "
+                    f"column its own name."
+                )
+            width = len(header)
+            # Fast path: the field counts alone, at C speed; a second pass finds the lines.
+            if set(map(len, reader)) <= {width}:
+                return _CsvLayout(header, [])
+            handle.seek(0)
+            reader = csv.reader(handle, delimiter=separator)
+            next(reader)
+            for position, row in enumerate(reader):
+                if len(row) == width:
+                    continue
+                if not row:
+                    blank.append(position)
+                    continue
+                what = "more" if len(row) > width else "fewer"
+                raise ValueError(
+                    f"Line {reader.line_num} of {where} has {len(row)} "
+                    f"field{'s' if len(row) > 1 else ''}, {what} than the "
+                    f"{width} columns of its header {header!r}: {row!r}. Fix that row (quote "
+                    f"values that contain the separator {separator!r})."
+                )
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{_file_label(path, table_name, start=True)} is not UTF-8 text (byte "
+            f"{err.start} cannot be decoded). Save it as UTF-8, or load it yourself and pass "
+            f"the table."
+        ) from None
+    except csv.Error as err:
+        raise ValueError(
+            f"Line {reader.line_num} of {where} cannot be read as CSV: {err}. Fix that line."
+        ) from None
+    return _CsvLayout(header, blank)
+
+
 def _as_frame(table, table_name: str):
-    """Return ``table`` (a dataframe or a file path) as a narwhals LazyFrame."""
+    """Return ``table`` (a dataframe or a file path) as a narwhals LazyFrame.
+
+    CSV/TSV files are read with every column as text, so that identifiers are never
+    type-guessed (``01`` stays ``01``, ``NA`` stays ``NA``); label columns are matched as
+    text too (see :func:`_classify`). Parquet files keep their stored column types.
+    """
     if isinstance(table, str | Path):
         path = Path(table)
+        if path.is_dir():
+            raise IsADirectoryError(
+                f"{_file_label(path, table_name, start=True)} is a directory, not a file. Pass "
+                f"the path of a .csv, .tsv, .parquet or .pq file (for a folder of Parquet "
+                f"files, pass pl.scan_parquet('folder/*.parquet') or a DuckDB relation)."
+            )
         if not path.is_file():
             raise FileNotFoundError(f"The {table_name} file {str(path)!r} does not exist.")
         suffix = path.suffix.lower()
         if suffix in (".csv", ".tsv"):
             separator = "\t" if suffix == ".tsv" else ","
+            layout = _csv_layout(path, table_name, separator)
             if _installed("polars"):
-                return nw.scan_csv(str(path), backend="polars", separator=separator)
-            return nw.read_csv(str(path), backend="pandas", separator=separator).lazy()
+                if not layout.blank_rows:
+                    return nw.scan_csv(
+                        str(path), backend="polars", separator=separator, infer_schema=False
+                    )
+                frame = nw.scan_csv(
+                    str(path),
+                    backend="polars",
+                    separator=separator,
+                    infer_schema=False,
+                    row_index_name=_ROW_INDEX,
+                )
+                return frame.filter(~nw.col(_ROW_INDEX).is_in(layout.blank_rows)).drop(_ROW_INDEX)
+            # pandas skips blank lines itself; keep_default_na=False keeps "NA", "None" and
+            # "nan" as text (empty cells stay "" and count as missing).
+            return nw.read_csv(
+                str(path),
+                backend="pandas",
+                separator=separator,
+                dtype=str,
+                keep_default_na=False,
+                skip_blank_lines=True,
+                encoding="utf-8-sig",
+            ).lazy()
         if suffix in (".parquet", ".pq"):
             if _installed("polars"):
                 return nw.scan_parquet(str(path), backend="polars")
@@ -243,6 +390,25 @@ def _as_frame(table, table_name: str):
         ) from None
 
 
+def _id_key(column: str, dtype, from_file: bool) -> nw.Expr:
+    """Return a system, stratum or item column; read from a file, as text.
+
+    A CSV file is read as text already; a Parquet file's integer (bool, date, ...) id column
+    is cast to text here, so that a file gives the same labels whatever its format (``1`` in
+    a Parquet file and ``1`` in a CSV file are one system). Float columns keep their type:
+    the engines spell ``1.0`` as text differently, and NaN must stay missing.
+    """
+    expr = nw.col(column)
+    if not _cast_id(dtype, from_file):
+        return expr
+    return expr.cast(nw.String)
+
+
+def _cast_id(dtype, from_file: bool) -> bool:
+    """Whether :func:`_id_key` casts a column of this dtype to text."""
+    return from_file and not isinstance(dtype, nw.String | nw.Float32 | nw.Float64)
+
+
 def _label_key(column: str, dtype) -> nw.Expr:
     """Normalise a label column on the user's engine (strip and lowercase strings)."""
     expr = nw.col(column)
@@ -266,42 +432,238 @@ def _normalise(value):
     return value
 
 
-def _classify(values: Mapping[Any, int], column: str, table_name: str, positive) -> dict:
-    """Map each distinct non-missing label to 1 (correct) or 0 (incorrect)."""
+def _numeric(value) -> Decimal | None:
+    """Return the exact value of a numeric label (also text such as ``"1.0"``), else None.
+
+    Booleans are not numbers here; NaN and infinities have no value to compare.
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, Decimal):
+        return value if value.is_finite() else None
+    if isinstance(value, int):
+        return Decimal(value)
+    if isinstance(value, float):
+        return Decimal(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        try:
+            number = Decimal(value)
+        except InvalidOperation:
+            return None
+        return number if number.is_finite() else None
+    return None
+
+
+def _matches(value, target) -> bool:
+    """Whether the (normalised) label ``value`` is the (normalised) positive ``target``.
+
+    Equal values match; otherwise a number, numeric text or a bool matches by value, so that
+    ``positive="2"`` (as the command line passes it) finds ``2`` in a numeric column and
+    ``positive=2`` finds ``"2"`` in a column read as text. ``"true"``/``"false"`` match the
+    booleans.
+    """
+    if isinstance(value, bool) or isinstance(target, bool):
+        flag, other = (value, target) if isinstance(value, bool) else (target, value)
+        if isinstance(other, bool):
+            return flag is other
+        if isinstance(other, str) and other in ("true", "false"):
+            return flag is (other == "true")
+        return _numeric(other) == int(flag)
+    if type(value) is type(target) and value == target:
+        return True
+    number = _numeric(value)
+    return number is not None and number == _numeric(target)
+
+
+def _shown(values: Mapping[Any, int]) -> str:
+    """Return ``'a' (3 rows), 'b' (1 row)``, most frequent first."""
+    return ", ".join(
+        f"{v!r} ({_rows(c)})" for v, c in sorted(values.items(), key=lambda kv: -kv[1])
+    )
+
+
+class _PositiveUse(NamedTuple):
+    """Whether one label column holds the value of ``positive=`` (checked across tables)."""
+
+    column: str
+    where: str  # "test table", "test table 'x.csv'", ...
+    held: bool
+    values: dict  # the column's distinct non-missing labels and their row counts
+
+
+def _classify(
+    values: Mapping[Any, int], column: str, where: str, positive
+) -> tuple[dict, _PositiveUse | None]:
+    """Map each distinct non-missing label to 1 (correct) or 0 (incorrect).
+
+    With ``positive``, also returns whether the column holds it: a column may hold only the
+    other value (all incorrect), but a positive that no label column holds is an error, raised
+    by :meth:`JudgeCounts.from_frames` once every table is counted.
+    """
     if positive is not None:
         target = _normalise(positive)
-        others = [v for v in values if v != target]
-        if len(others) > 1:
-            shown = ", ".join(f"{v!r} ({_rows(values[v])})" for v in others)
+        if target is None:
             raise ValueError(
-                f"With positive={positive!r}, column {column!r} in the {table_name} table must "
+                f"positive={positive!r} is empty or missing; pass the label value that means "
+                f"correct in column {column!r} of the {where}."
+            )
+        matched = [v for v in values if _matches(v, target)]
+        if len({type(v) for v in matched}) > 1:
+            raise ValueError(
+                f"positive={positive!r} matches several different values of column {column!r} "
+                f"in the {where}: {_shown({v: values[v] for v in matched})}; they would be "
+                f"counted as one label. Convert the column to one type (e.g. all text or all "
+                f"numbers) so that its values are distinct."
+            )
+        others = [v for v in values if v not in matched]
+        if not matched and len(others) > 1:
+            raise ValueError(
+                f"positive={positive!r} is not a value of column {column!r} in the {where}, "
+                f"which holds {_shown(values)}. Pass the value that means correct, exactly as "
+                f"the column holds it (text is compared stripped and lowercased, numbers by "
+                f"value)."
+            )
+        if len(others) > 1:
+            shown = _shown({v: values[v] for v in others})
+            raise ValueError(
+                f"With positive={positive!r}, column {column!r} in the {where} must "
                 f"hold {target!r} and at most one other value (meaning incorrect); it also "
                 f"holds {shown}. Fix the stray values or the value of positive=."
             )
-        return {v: int(v == target) for v in values}
+        use = _PositiveUse(column, where, bool(matched), dict(values))
+        return {v: int(v in matched) for v in values}, use
     mapping, unknown = {}, {}
     for v in values:
         if isinstance(v, bool):
-            mapping[v] = int(v)
-        elif isinstance(v, int | float) and v in (0, 1):
             mapping[v] = int(v)
         elif isinstance(v, str) and v in _POSITIVE_WORDS:
             mapping[v] = 1
         elif isinstance(v, str) and v in _NEGATIVE_WORDS:
             mapping[v] = 0
+        elif _numeric(v) in (0, 1):  # 0/1 as numbers or as text such as "1.0"
+            mapping[v] = int(_numeric(v))
         else:
             unknown[v] = values[v]
     if unknown:
-        shown = ", ".join(
-            f"{v!r} ({_rows(c)})" for v, c in sorted(unknown.items(), key=lambda kv: -kv[1])
+        raise ValueError(
+            f"Column {column!r} in the {where} has labels that are not recognised: "
+            f"{_shown(unknown)}. Recognised labels are {_RECOGNISED}. Pass positive=<value "
+            f"meaning correct> (e.g. positive='good'), or positive={{{column!r}: ...}} for this "
+            f"column only, when the column holds that value and one other."
+        )
+    return mapping, None
+
+
+def _check_positive_held(positive, uses: Sequence[_PositiveUse]) -> None:
+    """Refuse a ``positive=`` value that no label column it applies to holds (a typo).
+
+    A column may hold only the other value (every item incorrect) as long as another column
+    the same positive applies to — the other label column, or the same column of the other
+    table — holds it.
+    """
+    scopes: dict[Any, list[_PositiveUse]] = defaultdict(list)
+    for use in uses:
+        scopes[use.column if isinstance(positive, Mapping) else None].append(use)
+    for scope, scope_uses in scopes.items():
+        if any(use.held for use in scope_uses):
+            continue
+        value = positive[scope] if scope is not None else positive
+        holds = "; ".join(
+            f"column {use.column!r} in the {use.where} holds "
+            f"{_shown(use.values) if use.values else 'no labels at all'}"
+            for use in scope_uses
         )
         raise ValueError(
-            f"Column {column!r} in the {table_name} table has labels that are not recognised: "
-            f"{shown}. Recognised labels are {_RECOGNISED}. Pass positive=<value meaning "
-            f"correct> (e.g. positive='good'), or positive={{{column!r}: ...}} for this column "
-            f"only, when the column holds that value and one other."
+            f"positive={value!r} is not a value of the label column(s) it applies to, so no "
+            f"item would count as correct: {holds}. Pass the value that means correct, "
+            f"exactly as the column holds it (text is compared stripped and lowercased, "
+            f"numbers by value)."
         )
-    return mapping
+
+
+class _Counted(NamedTuple):
+    """One table counted by :func:`_count_table`."""
+
+    per_group: dict[tuple, Counter]  # group -> Counter of label tuples
+    item_query: Any  # _ItemQuery or None
+    positive_uses: list  # _PositiveUse per label column when positive= applies
+    labels: dict  # dim -> {(type, label): where}: the group labels, for cross-table checks
+    where: str
+
+
+def _is_blank(value) -> bool:
+    """Missing (None, NaN, NA) or text that is empty after stripping: no label at all."""
+    return _is_missing(value) or (isinstance(value, str) and not value.strip())
+
+
+def _missing_lines(path: Path, column: str) -> str:
+    """`` (lines 3, 7)``: where a CSV file has no value in ``column`` (for messages)."""
+    separator = "\t" if path.suffix.lower() == ".tsv" else ","
+    lines = []
+    with path.open(newline="", encoding="utf-8-sig") as handle:
+        reader = csv.reader(handle, delimiter=separator)
+        position = next(reader).index(column)
+        for row in reader:
+            if row and not row[position].strip():
+                lines.append(reader.line_num)
+    if not lines:
+        return ""
+    more = f", … ({len(lines) - _MAX_GROUPS_SHOWN} more)" if len(lines) > _MAX_GROUPS_SHOWN else ""
+    shown = ", ".join(str(n) for n in lines[:_MAX_GROUPS_SHOWN])
+    return f" (line{'s' if len(lines) > 1 else ''} {shown}{more})"
+
+
+def _typed_labels(frame, column: str, dtype, distinct: Iterable) -> set[tuple]:
+    """Distinct ``(type, label)`` pairs of a group column.
+
+    pandas groups an object column by equality, so that ``1``, ``1.0`` and ``True`` fall into
+    one group silently; for such columns the pairs are taken from the values themselves.
+    """
+    if isinstance(dtype, nw.Object) and frame.implementation.is_pandas():
+        series = nw.to_native(frame)[column]
+        return {(type(v), v) for v in map(_plain, series[series.notna()])}
+    return {(type(v), v) for v in distinct}
+
+
+def _check_group_labels(dim: str, column: str | None, labels: Mapping[tuple, str]) -> None:
+    """Refuse distinct labels that print alike or compare equal (``1`` and ``'1'``).
+
+    ``labels`` maps ``(type, label)`` to where it was found. Such labels would become
+    separate groups that print alike, or be merged silently; neither is a guess to make for
+    the user.
+    """
+    by_text: dict[str, list] = defaultdict(list)
+    by_value: dict[Any, list] = defaultdict(list)
+    for key in labels:
+        by_text[unicodedata.normalize("NFC", str(key[1]).strip())].append(key)
+        by_value[key[1]].append(key)  # 1, 1.0 and True are one dict key
+    clashes = {frozenset(keys) for keys in (*by_text.values(), *by_value.values()) if len(keys) > 1}
+    if not clashes:
+        return
+    wheres = set(labels.values())
+
+    def show(key) -> str:
+        place = f", {labels[key]}" if len(wheres) > 1 else ""
+        return f"{key[1]!r} ({key[0].__name__}{place})"
+
+    shown = "; ".join(
+        " and ".join(show(k) for k in sorted(keys, key=lambda k: (k[0].__name__, repr(k[1]))))
+        for keys in sorted(clashes, key=lambda ks: sorted(repr(k[1]) for k in ks))[:3]
+    )
+    more = f" (and {len(clashes) - 3} more)" if len(clashes) > 3 else ""
+    if column is None:  # labels given directly (from_counts, a Dataset's coordinates)
+        raise ValueError(
+            f"The {dim} labels include different values that print alike or compare equal: "
+            f"{shown}{more}. They would become separate {dim}s that look the same, so they "
+            f"are refused. Give each {dim} one label of one type, without surrounding spaces."
+        )
+    raise ValueError(
+        f"Column {column!r} ({dim}) holds {dim} labels that are different values but print "
+        f"alike or compare equal: {shown}{more}. They would become separate {dim}s that look "
+        f"the same, or be merged silently, so they are refused. Make the labels one type "
+        f"with no surrounding spaces in every table (e.g. df[{column!r}].astype(str).str."
+        f"strip()) if they name the same {dim}, or rename them if they do not."
+    )
 
 
 def _count_table(
@@ -311,7 +673,7 @@ def _count_table(
     groups: dict[str, str | None],
     positive,
     item: str | None = None,
-) -> tuple[dict[tuple, Counter], _ItemQuery | None]:
+) -> _Counted:
     """Count one item table by group and label combination.
 
     Returns per-group counters keyed by label tuples (0/1 per label column, in the order of
@@ -322,6 +684,8 @@ def _count_table(
     all systems are known; otherwise None.
     """
     frame = _as_frame(table, table_name)
+    path = Path(table) if isinstance(table, str | Path) else None
+    where = f"{table_name} table" + (f" {str(path)!r}" if path is not None else "")
     schema = frame.collect_schema()
     names = schema.names()
     wanted = {**labels, **{dim: col for dim, col in groups.items() if col is not None}}
@@ -336,22 +700,51 @@ def _count_table(
                 if role in DIMS and table_name == "calibration"
                 else ""
             )
+            near = [n for n in names if n.strip().casefold() == column.strip().casefold()]
+            hint = (
+                f" Column {near[0]!r} differs only in case or surrounding spaces; pass "
+                f"{role}={near[0]!r} or rename it."
+                if near
+                else ""
+            )
             raise ValueError(
-                f"Column {column!r} ({role}) is not in the {table_name} table; its columns are "
-                f"{names}. Pass {role}=<column name> naming the right column.{shared}"
+                f"Column {column!r} ({role}) is not in the {where}; its columns are "
+                f"{names}. Pass {role}=<column name> naming the right column.{hint}{shared}"
+            )
+        if isinstance(schema[column], nw.List | nw.Array | nw.Struct):
+            raise ValueError(
+                f"Column {column!r} ({role}) in the {where} holds nested values of type "
+                f"{schema[column]} (a list or struct per row); the {role} column needs one "
+                f"plain value (text, number or bool) per row. Extract that value first, e.g. "
+                f"with .explode({column!r}) or .list.first()."
             )
     clashes = [c for c, n in Counter(wanted.values()).items() if n > 1]
     if clashes:
         raise ValueError(
             f"Column {clashes[0]!r} is used for more than one role "
-            f"({[r for r, c in wanted.items() if c == clashes[0]]}) in the {table_name} table; "
+            f"({[r for r, c in wanted.items() if c == clashes[0]]}) in the {where}; "
             f"each of judge=, human=, system=, stratum= and item= needs its own column."
         )
-    exprs = [nw.col(groups[d]).alias(_KEY.format(d)) for d in DIMS if groups[d] is not None]
+    from_file = path is not None
+    exprs = [
+        _id_key(groups[d], schema[groups[d]], from_file).alias(_KEY.format(d))
+        for d in DIMS
+        if groups[d] is not None
+    ]
     exprs += [_label_key(col, schema[col]).alias(_KEY.format(role)) for role, col in labels.items()]
     keys = [_KEY.format(d) for d in DIMS if groups[d] is not None]
     keys += [_KEY.format(role) for role in labels]
-    small = frame.select(*exprs).group_by(*keys).agg(nw.len().alias(_ROWS)).collect()
+    try:
+        small = frame.select(*exprs).group_by(*keys).agg(nw.len().alias(_ROWS)).collect()
+    except TypeError as err:
+        if "unhashable" not in str(err):
+            raise
+        columns = [c for c in wanted.values() if isinstance(schema[c], nw.Object)]
+        raise ValueError(
+            f"The {where} holds values that cannot be grouped ({err}) in its object column(s) "
+            f"{columns}: a list, dict or set in a cell. Give each of these columns one plain "
+            f"value (text, number or bool) per row."
+        ) from None
     rows = small.to_dict(as_series=False)
     n_combos = len(rows[_ROWS])
 
@@ -365,24 +758,40 @@ def _count_table(
     label_values = [[_normalise(v) for v in rows[_KEY.format(role)]] for role in labels]
     counts = rows[_ROWS]
 
+    typed: dict[str, dict] = {}
     for d_index, dim in enumerate(DIMS):
-        missing = sum(
-            c for g, c in zip(group_values, counts, strict=True) if _is_missing(g[d_index])
-        )
+        if groups[dim] is None:
+            continue
+        column = groups[dim]
+        missing = sum(c for g, c in zip(group_values, counts, strict=True) if _is_blank(g[d_index]))
         if missing:
-            raise ValueError(
-                f"Column {groups[dim]!r} ({dim}) in the {table_name} table has {_rows(missing)} "
-                f"with a missing label. Fill in the {dim} labels or drop those rows."
+            lines = (
+                _missing_lines(path, column)
+                if path is not None and path.suffix.lower() in (".csv", ".tsv")
+                else ""
             )
+            raise ValueError(
+                f"Column {column!r} ({dim}) in the {where} has {_rows(missing)}{lines} "
+                f"with a missing label (empty, null or NaN). Fill in the {dim} labels or drop "
+                f"those rows."
+            )
+        present = {g[d_index] for g in group_values}
+        dtype = nw.String if _cast_id(schema[column], from_file) else schema[column]
+        pairs = _typed_labels(frame, column, dtype, present)
+        typed[dim] = dict.fromkeys(pairs, where)
+        _check_group_labels(dim, column, typed[dim])
 
-    mappings = []
+    mappings, uses = [], []
     for role, values in zip(labels, label_values, strict=True):
         distinct: Counter = Counter()
         for v, c in zip(values, counts, strict=True):
             if v is not None:
                 distinct[v] += c
         col_positive = positive.get(labels[role]) if isinstance(positive, Mapping) else positive
-        mappings.append(_classify(distinct, labels[role], table_name, col_positive))
+        mapping, use = _classify(distinct, labels[role], where, col_positive)
+        mappings.append(mapping)
+        if use is not None:
+            uses.append(use)
 
     per_group: dict[tuple, Counter] = defaultdict(Counter)
     dropped_by_column: Counter = Counter()
@@ -399,19 +808,23 @@ def _count_table(
         per_group[group][tuple(m[v] for m, v in zip(mappings, label_row, strict=True))] += rows_here
     if dropped_by_group:
         total = sum(dropped_by_group.values())
-        by_column = ", ".join(f"{c!r}: {_rows(n)}" for c, n in dropped_by_column.items())
+        is_csv = path is not None and path.suffix.lower() in (".csv", ".tsv")
+        by_column = ", ".join(
+            f"{c!r}: {_rows(n)}{_missing_lines(path, c) if is_csv else ''}"
+            for c, n in dropped_by_column.items()
+        )
         by_group = "; ".join(
             f"{_group_name(*g)}: {_rows(n)}" for g, n in sorted(dropped_by_group.items(), key=str)
         )
         warnings.warn(
-            f"Dropped {total} of {sum(counts)} rows of the {table_name} table because a label "
+            f"Dropped {total} of {sum(counts)} rows of the {where} because a label "
             f"was missing (null, NaN or empty) — by column: {by_column}; by group: {by_group}. "
             f"Fill in or remove these rows to silence this warning.",
             MissingLabelWarning,
             stacklevel=3,  # the caller of JudgeCounts.from_frames
         )
     if item is None:
-        return per_group, None
+        return _Counted(per_group, None, uses, typed, where)
     role = next(iter(labels))
     # The raw (engine-side) label values meaning correct and incorrect; the rest are missing.
     raw = [_plain(v) for v in rows[_KEY.format(role)]]
@@ -423,14 +836,15 @@ def _count_table(
     query = _ItemQuery(
         frame=frame.select(
             *exprs[:n_groups],  # the group columns
-            nw.col(item).alias(_KEY.format("item")),
+            _id_key(item, schema[item], from_file).alias(_KEY.format("item")),
             exprs[n_groups].alias(_VERDICT_KEY),
         ),
         item_is_float=isinstance(schema[item], nw.Float32 | nw.Float64),
+        item_is_text=_cast_id(schema[item], from_file) or isinstance(schema[item], nw.String),
         correct=by_verdict[1],
         incorrect=by_verdict[0],
     )
-    return per_group, query
+    return _Counted(per_group, query, uses, typed, where)
 
 
 class _ItemQuery(NamedTuple):
@@ -438,6 +852,7 @@ class _ItemQuery(NamedTuple):
 
     frame: Any  # narwhals LazyFrame: group keys, item id and (normalised) verdict key
     item_is_float: bool
+    item_is_text: bool  # then an empty (or all-space) id is missing too
     correct: list  # raw verdict-key values meaning correct
     incorrect: list  # ... and incorrect; any other value is a missing verdict
 
@@ -565,8 +980,8 @@ def _joint_from_items(rows, systems, strata, item_column: str):
     ``rows`` are ``(system, stratum, item, verdict or None)``. Returns the table
     (stratum, pattern) and the verdict matrix, in canonical form.
     """
-    if any(_is_missing(r[2]) for r in rows):
-        missing = sum(_is_missing(r[2]) for r in rows)
+    if any(_is_blank(r[2]) for r in rows):
+        missing = sum(_is_blank(r[2]) for r in rows)
         raise ValueError(
             f"Column {item_column!r} (item) in the test table has {_rows(missing)} with a "
             f"missing item id. Fill in the item ids or drop those rows."
@@ -660,6 +1075,8 @@ def _joint_from_frame(query: _ItemQuery, systems, strata, item_column: str):
     missing = nw.col(item_key).is_null()
     if query.item_is_float:
         missing = missing | nw.col(item_key).is_nan()
+    if query.item_is_text:
+        missing = missing | (nw.col(item_key).str.strip_chars() == "")
     correct = flag(is_in(query.correct))
     columns = [
         nw.col(item_key),
@@ -1110,7 +1527,10 @@ class JudgeCounts:
         positive : scalar or mapping, optional
             The label value meaning "correct", for labels outside the recognised vocabulary.
             A scalar applies to every label column; a mapping ``{column: value}`` to the named
-            columns only. String values are compared stripped and lowercased.
+            columns only. String values are compared stripped and lowercased; a number and
+            numeric text match by value (``"2"`` finds ``2`` and ``2.0``, ``"1"`` finds
+            ``True``), so that a positive given as text (as on the command line) works on a
+            numeric column. Some label column it applies to must hold it.
         item : str, optional
             Name of an item-id column of the test table. When given, the items judged for
             every system (shared items) are also counted by stratum and by the pattern of
@@ -1125,16 +1545,24 @@ class JudgeCounts:
         Raises
         ------
         ValueError
-            If a column is missing (the message lists the columns that exist), a group column
-            has missing values, a label column holds unrecognised values (the message lists
-            them with row counts and suggests ``positive=``), ``positive`` leaves more than
-            one other value, or a file type cannot be read. With ``item``: if an item id is
-            missing, repeats within a system (the message names the ids), lies in different
-            strata for different systems, or no item has a verdict for every system.
+            If a column is missing (the message lists the columns that exist) or holds lists
+            or structs, a group column has missing (empty, null, NaN) values, two group labels
+            differ but print alike or compare equal (``1`` and ``"1"``, ``1`` and ``1.0``,
+            ``"a"`` and ``" a"``, within or across the tables), a label column holds
+            unrecognised values (the message lists them with row counts and suggests
+            ``positive=``), ``positive`` is held by no label column it applies to, matches
+            values of different types or leaves more than one other value, or a file cannot
+            be read: an unknown suffix, an empty file, a repeated header name, a row with more
+            or fewer fields than the header, text that is not UTF-8 (the message names the
+            file and line). With ``item``: if an item id is missing, repeats within a system
+            (the message names the ids), lies in different strata for different systems, or
+            no item has a verdict for every system.
         TypeError
             If a table is not a dataframe or a path.
         FileNotFoundError
             If a path does not exist.
+        IsADirectoryError
+            If a path is a directory.
 
         Warns
         -----
@@ -1147,10 +1575,20 @@ class JudgeCounts:
         *Labels.* Without ``positive``, a label column may hold booleans, the numbers 0 and 1,
         or (case-insensitive, surrounding whitespace ignored) "yes"/"no", "correct"/
         "incorrect", "pass"/"fail", "true"/"false", "1"/"0"; words from different pairs may
-        be mixed. With ``positive``, the column must hold that value and at most one other
-        (which then means incorrect); a column holding only the other value is all
-        incorrect. Any third value is an error rather than being silently counted as
-        incorrect, so that typos surface.
+        be mixed; numbers written as text (``"1.0"``) count by value. With ``positive``, the
+        column must hold that value and at most one other (which then means incorrect); a
+        column holding only the other value is all incorrect, provided another column the
+        positive applies to (the other label column, or the same column of the other table)
+        holds it. Any third value, and a positive that no such column holds, is an error
+        rather than being silently counted as incorrect, so that typos surface.
+
+        *Files.* Every column of a CSV/TSV file is read as text, and the system, stratum and
+        item columns of a Parquet file are cast to text (float columns keep their type), so
+        that identifiers are never type-guessed: ``01`` and ``1`` are two systems, ``007``
+        and ``7`` two items, and ``NA``, ``None``, ``nan`` or ``1e3`` are labels like any
+        other (an empty cell is missing). Select labels of such counts as text
+        (``counts.sel(system="1")``). A CSV file is first read once with :mod:`csv` to check
+        its structure (header, fields per row); blank lines are not rows.
 
         *Engines.* The tables are never converted to pandas. Through narwhals, one query per
         table — label normalisation (strip, lowercase), ``group_by`` over group and label
@@ -1208,17 +1646,26 @@ class JudgeCounts:
         groups = {"system": system, "stratum": stratum}
         if item is not None and test is None:
             raise ValueError("item= names a column of the test table; pass a test table.")
-        test_counts: dict[tuple, Counter] = {}
-        calib_counts: dict[tuple, Counter] = {}
-        item_query = None
+        tables: list[_Counted] = []
         if test is not None:
-            test_counts, item_query = _count_table(
-                test, "test", {"judge": judge}, groups, positive, item=item
-            )
+            tables.append(_count_table(test, "test", {"judge": judge}, groups, positive, item=item))
         if calibration is not None:
-            calib_counts, _ = _count_table(
-                calibration, "calibration", {"judge": judge, "human": human}, groups, positive
+            tables.append(
+                _count_table(
+                    calibration, "calibration", {"judge": judge, "human": human}, groups, positive
+                )
             )
+        _check_positive_held(positive, [use for t in tables for use in t.positive_uses])
+        for dim in DIMS:
+            if groups[dim] is not None and len(tables) > 1:
+                labels: dict[tuple, str] = {}
+                for t in tables:
+                    for key, where in t.labels[dim].items():
+                        labels[key] = f"{labels[key]} and {where}" if key in labels else where
+                _check_group_labels(dim, groups[dim], labels)
+        test_counts = tables[0].per_group if test is not None else {}
+        calib_counts = tables[-1].per_group if calibration is not None else {}
+        item_query = tables[0].item_query if test is not None else None
         all_groups = set(test_counts) | set(calib_counts)
         systems = _sorted_labels(g[0] for g in all_groups)
         strata = _sorted_labels(g[1] for g in all_groups)
@@ -1227,8 +1674,10 @@ class JudgeCounts:
         if stratum is None:
             strata = [DEFAULT_LABEL]
         if not systems or not strata:
+            empty = " and the ".join(t.where for t in tables)
             raise ValueError(
-                "The tables have no rows, so there are no groups to count. Pass non-empty tables."
+                f"The {empty} {'have' if len(tables) > 1 else 'has'} no rows, so there are no "
+                f"groups to count. Pass non-empty tables."
             )
         s_index = {s: i for i, s in enumerate(systems)}
         t_index = {t: j for j, t in enumerate(strata)}
@@ -1267,6 +1716,44 @@ class JudgeCounts:
     def dataset(self) -> xr.Dataset:
         """The underlying :class:`xarray.Dataset` (int64 counts, dims system × stratum)."""
         return self._ds
+
+    def keys(self) -> list[str]:
+        """Names of the count variables (and ``"joint"`` when there is a joint table).
+
+        Returns
+        -------
+        list of str
+            ``["n", "k", "m0", "tn", "m1", "tp"]``, plus ``"joint"`` if :attr:`has_joint`.
+
+        Notes
+        -----
+        ``counts[name]`` is ``getattr(counts, name)`` for each of these names, ``name in
+        counts`` tests membership and iterating over ``counts`` yields them, as for the
+        :class:`xarray.Dataset` the repr shows.
+
+        Examples
+        --------
+        >>> c = JudgeCounts.from_counts(n=10, k=7)
+        >>> c.keys()
+        ['n', 'k', 'm0', 'tn', 'm1', 'tp']
+        >>> c["k"].item(), "k" in c, "theta" in c
+        (7, True, False)
+        """
+        return [*FIELDS, JOINT] if self.has_joint else list(FIELDS)
+
+    def __getitem__(self, name: str) -> xr.DataArray:
+        if not isinstance(name, str) or name not in self.keys():
+            raise KeyError(
+                f"{name!r} is not a variable of these counts; they hold {self.keys()} "
+                f"(counts[name] is the same as counts.name)."
+            )
+        return getattr(self, name)
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.keys()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.keys())
 
     @property
     def n(self) -> xr.DataArray:

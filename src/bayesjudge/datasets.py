@@ -1,13 +1,17 @@
 """Real judge data: the LLMBar verdicts (Zeng et al., ICLR 2024) in bayesjudge's vocabulary.
 
-The data are not part of the package. :func:`load_llmbar` reads the two gzip'd CSV tables
-``llmbar_verdicts.csv.gz`` and ``llmbar_items.csv.gz`` from a folder given as ``path`` or in
-the ``BAYESJUDGE_DATA`` environment variable. Each LLMBar item is an instruction with two
-outputs, exactly one of which is better (the human-verified gold label); a judge ("evaluator")
-says which one it prefers. In bayesjudge's terms the truth is Z = 1 when output 1 is the better
-one (``human == 1``) and the verdict is Ẑ = 1 when the judge picks output 1 (``judge == "1"``),
-so θ is the share of items whose first output is better and q0, q1 are the judge's
-specificity and sensitivity for "output 1 is better".
+The two gzip'd CSV tables ``llmbar_verdicts.csv.gz`` and ``llmbar_items.csv.gz`` (about 260 kB,
+from github.com/princeton-nlp/LLMBar, MIT licence) ship with the package as package data
+(``bayesjudge/_datasets``, with their licence notice and README), so :func:`load_llmbar` reads
+them with no argument: ``bj.datasets.load_llmbar()``. A folder given as ``path`` or in the
+``BAYESJUDGE_DATA`` environment variable overrides them (another copy in the same layout).
+
+Each LLMBar item is an instruction with two outputs, exactly one of which is better (the
+human-verified gold label); a judge ("evaluator") says which one it prefers. In bayesjudge's
+terms the truth is Z = 1 when output 1 is the better one (``human == 1``) and the verdict is
+Ẑ = 1 when the judge picks output 1 (``judge == "1"``), so θ is the share of items whose first
+output is better and q0, q1 are the judge's specificity and sensitivity for "output 1 is
+better".
 
 :func:`split_calibration` draws a random calibration/test split of the items and
 :func:`llmbar_counts` turns one prompting strategy's verdicts into
@@ -17,9 +21,12 @@ is longer) as strata.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
-from collections.abc import Sequence
+import zlib
+from collections.abc import Iterator, Sequence
+from importlib import resources
 from pathlib import Path
 
 import numpy as np
@@ -30,16 +37,19 @@ from bayesjudge.warnings import MissingLabelWarning
 __all__ = [
     "DATA_ENV",
     "LLMBAR_FILES",
+    "PACKAGED_DATA",
     "llmbar_counts",
     "load_llmbar",
     "missing_verdicts",
     "split_calibration",
 ]
 
-#: Environment variable naming the folder that holds the LLMBar tables.
+#: Environment variable naming a folder that holds the LLMBar tables (overrides the shipped ones).
 DATA_ENV = "BAYESJUDGE_DATA"
 #: The two files :func:`load_llmbar` reads from the data folder.
 LLMBAR_FILES = {"verdicts": "llmbar_verdicts.csv.gz", "items": "llmbar_items.csv.gz"}
+#: The package-data folder (inside ``bayesjudge``) that ships the LLMBar tables and their licence.
+PACKAGED_DATA = "_datasets"
 
 _VERDICT_COLUMNS = ("subset", "item", "human", "evaluator", "strategy", "swap", "judge")
 _ITEM_COLUMNS = ("subset", "item", "human", "input_chars", "output_1_chars", "output_2_chars")
@@ -53,20 +63,8 @@ _COLUMNS = [
 # --------------------------------------------------------------------------- reading
 
 
-def _data_folder(path) -> Path:
-    """Return the folder to read: ``path``, else ``$BAYESJUDGE_DATA``; clear errors otherwise."""
-    if path is None:
-        env = os.environ.get(DATA_ENV, "").strip()
-        if not env:
-            raise FileNotFoundError(
-                f"No LLMBar data folder given: pass path=... (the folder holding "
-                f"{LLMBAR_FILES['verdicts']} and {LLMBAR_FILES['items']}) or set the "
-                f"{DATA_ENV} environment variable to it, e.g. "
-                f"`export {DATA_ENV}=/path/to/shared/data`."
-            )
-        folder, origin = Path(env).expanduser(), f"{DATA_ENV}={env!r}"
-    else:
-        folder, origin = Path(path).expanduser(), f"path={str(path)!r}"
+def _check_folder(folder: Path, origin: str) -> Path:
+    """Return ``folder`` if it holds both tables; a FileNotFoundError naming ``origin`` if not."""
     if folder.is_file() and folder.name in LLMBAR_FILES.values():
         folder = folder.parent
     if folder.exists() and not folder.is_dir():
@@ -91,16 +89,54 @@ def _data_folder(path) -> Path:
     return folder
 
 
+@contextlib.contextmanager
+def _data_folder(path) -> Iterator[Path]:
+    """Yield the folder to read: ``path``, else ``$BAYESJUDGE_DATA``, else the shipped copy.
+
+    The shipped copy is located with :mod:`importlib.resources`; from an installed wheel or
+    a source checkout it is the package's own folder (no copy is made).
+    """
+    if path is not None:
+        yield _check_folder(Path(path).expanduser(), f"path={str(path)!r}")
+        return
+    env = os.environ.get(DATA_ENV, "").strip()
+    if env:
+        yield _check_folder(Path(env).expanduser(), f"{DATA_ENV}={env!r}")
+        return
+    packaged = resources.files("bayesjudge").joinpath(PACKAGED_DATA)
+    with resources.as_file(packaged) as folder:
+        yield _check_folder(
+            Path(folder),
+            f"the copy shipped with bayesjudge; reinstall bayesjudge, or pass path=... or set "
+            f"{DATA_ENV}",
+        )
+
+
 def _read(file: Path, columns: Sequence[str]) -> pd.DataFrame:
     try:
-        frame = pd.read_csv(file, dtype=str, keep_default_na=False, na_values=[])
-    except (OSError, EOFError, UnicodeDecodeError, pd.errors.ParserError) as err:
-        raise ValueError(f"{file}: cannot be read as a gzip'd CSV table ({err}).") from None
+        frame = pd.read_csv(
+            file, dtype=str, keep_default_na=False, na_values=[], compression="gzip"
+        )
+    except pd.errors.EmptyDataError:
+        raise ValueError(
+            f"{file}: the file is empty, or holds an empty table once decompressed; it must be "
+            f"a gzip'd CSV with the columns {list(columns)}. Replace it with a complete copy."
+        ) from None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, pd.errors.ParserError) as err:
+        raise ValueError(
+            f"{file}: cannot be read as a gzip'd CSV table ({type(err).__name__}: {err}); "
+            "the file is damaged or not gzip'd. Replace it with a complete copy."
+        ) from None
     absent = [c for c in columns if c not in frame.columns]
     if absent:
         raise ValueError(
             f"{file.name}: missing column(s) {absent}; it has {list(frame.columns)}, "
             f"needs {list(columns)}."
+        )
+    if frame.empty:
+        raise ValueError(
+            f"{file}: the table has a header but no data rows; replace the file with a "
+            "complete copy."
         )
     return frame[list(columns)].apply(lambda col: col.str.strip())
 
@@ -197,8 +233,9 @@ def load_llmbar(
     ----------
     path : str or pathlib.Path, optional
         The folder holding ``llmbar_verdicts.csv.gz`` and ``llmbar_items.csv.gz`` (or one of
-        those files). Default: the folder named by the ``BAYESJUDGE_DATA`` environment
-        variable. There is no other default.
+        those files), to read another copy of the tables. Default: the folder named by the
+        ``BAYESJUDGE_DATA`` environment variable if it is set, else the copy shipped with
+        bayesjudge (package data, see Notes).
     evaluator, strategy, subset : str or sequence of str, optional
         Keep only these judges (``"GPT-4"``, ``"ChatGPT"``, ...), prompting strategies
         (``"Vanilla_NoRules"``, ...) and LLMBar subsets (``"LLMBar/Natural"``, ...). Unknown
@@ -222,17 +259,18 @@ def load_llmbar(
         the items table) and ``longer`` (``"output_1"``, ``"output_2"`` or ``"tie"``: which
         output has more characters). ``frame.attrs`` holds ``missing_verdicts`` (a dict
         ``{"evaluator/strategy": count}`` of the unparsed verdicts in the selection),
-        ``source`` (the folder) and ``rows_read``.
+        ``source`` (the folder read) and ``rows_read``.
 
     Raises
     ------
     FileNotFoundError
-        If neither ``path`` nor ``BAYESJUDGE_DATA`` is given, or the folder or a file is
-        missing; the message says where it looked and how to set the variable.
+        If the folder given (``path`` or ``BAYESJUDGE_DATA``) or one of its two files is
+        missing; the message says where it looked and where the folder came from.
     ValueError
-        If a column is missing or holds bad values (the message names the column and the
-        values), a verdict row repeats, an item of the verdicts is not in the items table,
-        the two tables disagree on an item's gold label, or a selection names unknown values.
+        If a file is empty, damaged or not gzip'd (the message names the file), a column is
+        missing or holds bad values (the message names the column and the values), a verdict
+        row repeats, an item of the verdicts is not in the items table, the two tables
+        disagree on an item's gold label, or a selection names unknown values.
 
     Warns
     -----
@@ -242,12 +280,23 @@ def load_llmbar(
 
     Notes
     -----
-    The full tables have 80,826 verdict rows on 1,200 items; 348 verdicts are missing. See
-    the data folder's README for the source (github.com/princeton-nlp/LLMBar, MIT licence).
+    The full tables have 80,826 verdict rows on 1,200 items; 348 verdicts are missing. They
+    ship with bayesjudge as package data in ``bayesjudge/_datasets``, beside a README (columns,
+    source: github.com/princeton-nlp/LLMBar at commit 900616b) and the source's MIT licence
+    notice (``LICENSE``), which must accompany any copy of the tables.
 
     Examples
     --------
-    Two tiny tables in the LLMBar layout (the real ones: ``load_llmbar("../shared/data")``):
+    The shipped tables (``warn=False``: the 348 unparsed verdicts are counted in ``attrs``):
+
+    >>> import bayesjudge as bj
+    >>> frame = bj.datasets.load_llmbar(warn=False)
+    >>> len(frame), sum(frame.attrs["missing_verdicts"].values())
+    (80826, 348)
+    >>> len(frame.drop_duplicates(["subset", "item"])), frame["evaluator"].nunique()
+    (1200, 6)
+
+    Two tiny tables in the LLMBar layout, read from their folder:
 
     >>> import gzip, tempfile, warnings
     >>> from pathlib import Path
@@ -269,10 +318,10 @@ def load_llmbar(
     >>> frame.attrs["missing_verdicts"], caught[0].category.__name__
     ({'GPT-4/Vanilla': 1}, 'MissingLabelWarning')
     """
-    folder = _data_folder(path)
-    v_file, i_file = (folder / LLMBAR_FILES[k] for k in ("verdicts", "items"))
-    verdicts = _read(v_file, _VERDICT_COLUMNS)
-    items = _read(i_file, _ITEM_COLUMNS)
+    with _data_folder(path) as folder:
+        v_file, i_file = (folder / LLMBAR_FILES[k] for k in ("verdicts", "items"))
+        verdicts = _read(v_file, _VERDICT_COLUMNS)
+        items = _read(i_file, _ITEM_COLUMNS)
     rows_read = len(verdicts)
 
     for column in ("subset", "evaluator", "strategy"):

@@ -23,11 +23,12 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
+from bayesjudge._text import terminal_safe
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.core.allocation import allocation_report
 from bayesjudge.core.correction import lang_reiczigel_length
 from bayesjudge.core.naive import wilson_limits
-from bayesjudge.core.paired import pair_cells, rg_difference_se, shared_calibration_shift
+from bayesjudge.core.paired import rg_difference_se, shared_calibration_shift
 from bayesjudge.core.youden import _linear_interval, youden, youden_difference
 from bayesjudge.data import JudgeCounts
 from bayesjudge.estimate import LOW_J_THRESHOLD
@@ -42,18 +43,26 @@ from bayesjudge.warnings import (
 __all__ = [
     "BIAS_RATIO_MAX",
     "DESIGNS",
+    "MAX_LISTED",
     "NEAR_TIE_FRACTION",
     "Diagnosis",
     "check_comparison",
+    "emit_grouped",
+    "grouped_message",
     "judge_diagnostics",
+    "posterior_differences",
 ]
 
 #: Largest |shared-calibration bias| / SE(Δθ̂) at which a shared calibration set is called
 #: defensible: a bias of half a standard error keeps a nominal 95% interval's coverage at 92.1%.
 BIAS_RATIO_MAX = 0.5
-#: A Δθ interval is a near tie when 0 lies within this fraction of its half-width from one of
-#: its ends (inside or outside the interval).
-NEAR_TIE_FRACTION = 0.5
+#: A Δθ interval that excludes 0 is a near tie when 0 lies within this fraction of its
+#: half-width from its nearer end. For a normal 95% interval that is |Δθ̂| < 1.3 × 1.96 = 2.55
+#: standard errors, P(θ_a > θ_b) between 0.005 and 0.995: about where a 99% interval (2.58 SE)
+#: would include 0. (It was 0.5, i.e. 2.94 SE, which called P = 0.998 a near tie.)
+NEAR_TIE_FRACTION = 0.3
+#: A grouped warning lists at most this many cases, then says how many more there are.
+MAX_LISTED = 3
 #: The calibration designs :func:`judge_diagnostics` can recommend.
 DESIGNS = ("shared", "hierarchical", "system-specific", "unverified")
 _ORDER = {"shared": 0, "hierarchical": 1, "system-specific": 2, "unverified": 3}
@@ -81,6 +90,9 @@ class Diagnosis:
         The stratum it concerns.
     values : dict
         The numbers in the message, by name (for reports and tests).
+    summary : str
+        One line with where and the key numbers, for a grouped warning that lists many
+        findings of one kind (the message when empty).
     """
 
     code: str
@@ -90,21 +102,107 @@ class Diagnosis:
     system: Hashable | None = None
     stratum: Hashable | None = None
     values: dict = field(default_factory=dict)
+    summary: str = ""
 
     def emit(self, stacklevel: int = 2) -> None:
         """Emit the message as a Python warning of :attr:`category`."""
         warnings.warn(self.message, self.category, stacklevel=stacklevel + 1)
 
 
+#: The head of a grouped warning: what happened in how many cases, and what to do.
+_GROUP_HEADS = {
+    "low_j": "Low judge quality in {n} (system, stratum) groups: J is below "
+    f"{LOW_J_THRESHOLD:g} or its interval reaches 0, so the corrected estimates' errors are "
+    "amplified 1/J; weaken those claims, and use a better judge or prompt or label more "
+    "calibration items of both kinds.",
+    "calibration_design": "The judge may err differently on the systems' answers in {n} "
+    "(pair, stratum) comparisons, so one shared calibration set is not shown to be "
+    "defensible; use calibration='separate' (or 'hierarchical') with a calibration sample "
+    "of each system's answers.",
+    "near_tie": "{n} comparisons are ties or near ties: their Δθ interval includes 0 or "
+    f"misses it by less than {NEAR_TIE_FRACTION:g} of its half-width, so the data do not "
+    "establish (or barely establish) which system is better; report them as ties, or "
+    "collect more test or calibration items.",
+    "calibration_size": "The θ interval is wider than the target in {n} (system, stratum) "
+    "groups; collect the calibration labels each case names.",
+}
+
+
+def grouped_message(group: list[Diagnosis], total: str = "") -> str:
+    """Return one warning message for many findings of a kind: what, how many, what to do.
+
+    The head says what happened in how many cases and what to do; then at most
+    :data:`MAX_LISTED` cases and how many more there are (``total`` says where to find them
+    all). One line: the command line prints each warning on one line, with control
+    characters (a newline too) shown escaped.
+    """
+    first = group[0]
+    if first.code in _GROUP_HEADS:
+        head = _GROUP_HEADS[first.code].format(n=len(group))
+    else:  # the message may hold names with braces: never format it
+        head = f"{len(group)} findings of one kind ({first.code}):"
+    listed = "; ".join(d.summary or d.message for d in group[:MAX_LISTED])
+    more = len(group) - MAX_LISTED
+    tail = f"; and {more} more" + (f" ({total})" if total else "") if more > 0 else ""
+    return f"{head} Cases: {listed}{tail}."
+
+
+def emit_grouped(found: list[Diagnosis], stacklevel: int = 2, total: str = "") -> None:
+    """Emit the findings as warnings, one per kind: a single finding as it is, many grouped.
+
+    A comparison of many systems has many pairs; one warning per pair would flood the
+    terminal (40 systems gave 679 lines). Each kind (``code``) gives one warning of its
+    category: the message of a single finding, or :func:`grouped_message` for several.
+    """
+    by_code: dict[str, list[Diagnosis]] = {}
+    for d in found:
+        by_code.setdefault(d.code, []).append(d)
+    for group in by_code.values():
+        if len(group) == 1:
+            group[0].emit(stacklevel=stacklevel + 1)
+        else:
+            warnings.warn(
+                grouped_message(group, total or "every case is in check_comparison's result"),
+                group[0].category,
+                stacklevel=stacklevel + 1,
+            )
+
+
 # --------------------------------------------------------------------------- helpers
 
 
-def _pairs(systems: list) -> list[tuple[int, int]]:
-    return list(combinations(range(len(systems)), 2))
+def _pairs(systems: list, pairs=None) -> list[tuple[int, int]]:
+    """Index pairs ``(i, j)`` of ``systems``: every pair (i < j) when ``pairs`` is None.
+
+    ``pairs`` lists pairs of system labels ``(a, b)`` (differences a minus b), e.g. the
+    comparisons a report of many systems shows.
+    """
+    if pairs is None:
+        return list(combinations(range(len(systems)), 2))
+    index = {s: i for i, s in enumerate(systems)}
+    out = []
+    for pair in pairs:
+        try:
+            a, b = pair
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"pairs must be a sequence of (system_a, system_b) label pairs; got {pair!r}."
+            ) from None
+        missing = [x for x in (a, b) if x not in index]
+        if missing or a == b:
+            raise ValueError(
+                f"pair {terminal_safe(pair)!r}: "
+                + (f"no system {terminal_safe(missing)}" if missing else "a system with itself")
+                + f"; the systems are {terminal_safe(systems[:10])}"
+                + ("..." if len(systems) > 10 else "")
+                + "."
+            )
+        out.append((index[a], index[b]))
+    return out
 
 
-def _pair_coords(systems: list) -> dict:
-    pairs = _pairs(systems)
+def _pair_coords(systems: list, pairs: list[tuple[int, int]] | None = None) -> dict:
+    pairs = _pairs(systems) if pairs is None else pairs
     return {
         "pair": [f"{systems[i]} - {systems[j]}" for i, j in pairs],
         "first": ("pair", [systems[i] for i, _ in pairs]),
@@ -162,7 +260,7 @@ def _delta(cells, cal_a, cal_b, totals, valid) -> tuple[np.ndarray, np.ndarray]:
     return np.where(valid, res.estimate, nan), np.where(valid, res.se, nan)
 
 
-def _comparison_table(counts: JudgeCounts, alpha: float) -> xr.Dataset:
+def _comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Dataset:
     """Closed-form Δθ per (pair, stratum): estimate, SE and interval, and the shared-design bias.
 
     ``delta_theta``/``delta_theta_se``: Rogan–Gladen difference with each system's own
@@ -186,34 +284,29 @@ def _comparison_table(counts: JudgeCounts, alpha: float) -> xr.Dataset:
     own = _identified(*(arr[f] for f in _CAL))  # (system, stratum)
     pooled_ok = _identified(*pooled)  # (stratum,)
     has_test = arr["n"] > 0
-    if counts.has_joint:
-        joint = counts.joint.transpose("stratum", "pattern").values
-        verdicts = counts.joint_verdicts.transpose("pattern", "system").values
-    else:
-        joint = np.zeros((len(counts.strata), 0))
-        verdicts = np.zeros((0, len(counts.systems)), dtype=np.int8)
     systems = counts.systems
-    out = {k: [] for k in ("est", "se", "shared_se", "shared_bias", "shared_est")}
-    for i, jdx in _pairs(systems):
-        cells = pair_cells(joint, verdicts, i, jdx)
-        totals = (arr["k"][i], arr["n"][i], arr["k"][jdx], arr["n"][jdx])
-        tested = has_test[i] & has_test[jdx]
-        shared_est, shared_se = _delta(cells, pooled, None, totals, tested & pooled_ok)
-        if shared:
-            est, se = shared_est, shared_se
-        else:
-            own_a, own_b = ([arr[f][x] for f in _CAL] for x in (i, jdx))
-            est, se = _delta(cells, own_a, own_b, totals, tested & own[i] & own[jdx])
-        out["est"].append(est)
-        out["se"].append(se)
-        out["shared_se"].append(shared_se)
-        out["shared_est"].append(shared_est)
-        out["shared_bias"].append(np.full_like(est, np.nan) if shared else shift[i] - shift[jdx])
-    coords = {**_pair_coords(systems), "stratum": counts.strata}
+    pairs = _pairs(systems) if pairs is None else pairs
+    ia = np.array([i for i, _ in pairs], dtype=int)
+    ib = np.array([j for _, j in pairs], dtype=int)
+    cells = _pair_cells(counts, ia, ib)  # each (pair, stratum)
+    totals = (arr["k"][ia], arr["n"][ia], arr["k"][ib], arr["n"][ib])
+    tested = has_test[ia] & has_test[ib]
+    pooled_pp = tuple(np.broadcast_to(c, tested.shape) for c in pooled)
+    out = {}
+    out["shared_est"], out["shared_se"] = _delta(cells, pooled_pp, None, totals,
+                                                 tested & pooled_ok)  # fmt: skip
+    if shared:
+        out["est"], out["se"] = out["shared_est"], out["shared_se"]
+        out["shared_bias"] = np.full(tested.shape, np.nan)
+    else:
+        own_a, own_b = ([arr[f][x] for f in _CAL] for x in (ia, ib))
+        out["est"], out["se"] = _delta(cells, own_a, own_b, totals, tested & own[ia] & own[ib])
+        out["shared_bias"] = shift[ia] - shift[ib]
+    coords = {**_pair_coords(systems, pairs), "stratum": counts.strata}
     dims = ("pair", "stratum")
 
     def da(name):
-        return xr.DataArray(np.array(out[name]).reshape(-1, len(counts.strata)), dims=dims)
+        return xr.DataArray(np.asarray(out[name], dtype=float).reshape(len(pairs), -1), dims=dims)
 
     est, se = da("est"), da("se")
     ci = xr.concat([est - z * se, est + z * se], dim="ci_bound").transpose(*dims, "ci_bound")
@@ -231,7 +324,22 @@ def _comparison_table(counts: JudgeCounts, alpha: float) -> xr.Dataset:
     )
 
 
-def _simultaneous_differences(arr, alpha: float, method: str) -> dict[str, np.ndarray]:
+def _pair_cells(counts: JudgeCounts, ia: np.ndarray, ib: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Return the 2×2 verdict tables ``(n11, n10, n01, n00)`` of many pairs, (pair, stratum).
+
+    :func:`~bayesjudge.core.paired.pair_cells` for every pair in one matrix product each
+    (zeros without a joint verdict table).
+    """
+    shape = (len(ia), len(counts.strata))
+    if not counts.has_joint:
+        return tuple(np.zeros(shape) for _ in range(4))
+    joint = counts.joint.transpose("stratum", "pattern").values
+    verdicts = counts.joint_verdicts.transpose("pattern", "system").values == 1
+    a, b = verdicts[:, ia], verdicts[:, ib]
+    return tuple((joint @ (x & y)).T for x, y in ((a, b), (a, ~b), (~a, b), (~a, ~b)))
+
+
+def _simultaneous_differences(arr, alpha: float, method: str, pairs) -> dict[str, np.ndarray]:
     """Δq0, Δq1, ΔJ per (pair, stratum) with Bonferroni-simultaneous intervals.
 
     The family is every (pair, stratum) of the call and the three contrasts of each:
@@ -239,7 +347,6 @@ def _simultaneous_differences(arr, alpha: float, method: str) -> dict[str, np.nd
     that with the judge identical on every system all of them cover 0 with probability at
     least ``1 − alpha`` (Bonferroni; asymptotically, for the closed-form ``method``).
     """
-    pairs = _pairs(list(range(arr["n"].shape[0])))
     ia, ib = [i for i, _ in pairs], [j for _, j in pairs]
     level = alpha / (3 * len(pairs) * arr["n"].shape[1])
     out = {}
@@ -263,15 +370,20 @@ def _adjusted_var(x, m):
         return p * (1 - p) / m
 
 
-def _bias_se(arr, pooled, a: int, b: int) -> np.ndarray:
-    """Delta-method SE of the App. C bias at the estimates, B̂ = Δθ̂_shared − Δθ̂_own, (T,).
+def _bias_se(arr, pooled, a, b) -> np.ndarray:
+    """Delta-method SE of the App. C bias at the estimates, B̂ = Δθ̂_shared − Δθ̂_own.
 
     Inputs are the test proportions p̂_a, p̂_b and every system's q̂0, q̂1 (all enter the
     pooled q̂_c), treated as independent binomial proportions; their variances use the
     adjusted proportion (x + 1)/(m + 2), so that a q̂ of 0 or 1 still carries variance. The
     test terms have coefficients 1/Ĵ_c − 1/Ĵ_X, which vanish when the judge is the same on
     every system; the paired covariance of p̂_a and p̂_b is ignored there.
+
+    ``a``, ``b`` are index arrays of the pairs' systems; the result has shape (pair, T). The
+    sum over every system's calibration terms is the same for all pairs except at ``a`` and
+    ``b``, so it is computed once and corrected there (linear in the number of pairs).
     """
+    a, b = np.asarray(a, dtype=int), np.asarray(b, dtype=int)
     with np.errstate(divide="ignore", invalid="ignore"):
         p = arr["k"] / arr["n"]
         q0, q1 = arr["tn"] / arr["m0"], arr["tp"] / arr["m1"]
@@ -280,18 +392,18 @@ def _bias_se(arr, pooled, a: int, b: int) -> np.ndarray:
         q0c, q1c = pooled[0] / pooled[1], pooled[2] / pooled[3]
         jc = q0c + q1c - 1
         star = (p + q0c - 1) / jc  # θ̂* with the pooled set, (K, T)
-        d_star = (star[b] - star[a]) / jc
+        d_star = (star[b] - star[a]) / jc  # (pair, T)
         var = (1 / jc - 1 / j[a]) ** 2 * _adjusted_var(arr["k"][a], arr["n"][a])
         var += (1 / jc - 1 / j[b]) ** 2 * _adjusted_var(arr["k"][b], arr["n"][b])
-        for x in range(arr["n"].shape[0]):
-            g0 = arr["m0"][x] / pooled[1] * d_star
-            g1 = arr["m1"][x] / pooled[3] * d_star
-            if x == a:
-                g0, g1 = g0 - (1 - theta[a]) / j[a], g1 + theta[a] / j[a]
-            if x == b:
-                g0, g1 = g0 + (1 - theta[b]) / j[b], g1 - theta[b] / j[b]
-            var += g0**2 * _adjusted_var(arr["tn"][x], arr["m0"][x])
-            var += g1**2 * _adjusted_var(arr["tp"][x], arr["m1"][x])
+        c0, c1 = arr["m0"] / pooled[1], arr["m1"] / pooled[3]  # (K, T)
+        v0, v1 = _adjusted_var(arr["tn"], arr["m0"]), _adjusted_var(arr["tp"], arr["m1"])
+        var += d_star**2 * ((c0**2 * v0).sum(0) + (c1**2 * v1).sum(0))
+        # Systems a and b carry their own θ̂ terms besides the pooled-set term.
+        for x, sign in ((a, -1.0), (b, 1.0)):
+            base0, base1 = c0[x] * d_star, c1[x] * d_star
+            e0, e1 = sign * (1 - theta[x]) / j[x], -sign * theta[x] / j[x]
+            var += ((base0 + e0) ** 2 - base0**2) * v0[x]
+            var += ((base1 + e1) ** 2 - base1**2) * v1[x]
         return np.sqrt(var)
 
 
@@ -414,7 +526,73 @@ def _recommend(counts: JudgeCounts, result: xr.Dataset | None, alpha: float):
     return designs, bases, f"{text}: " + "; ".join(reasons) + "."
 
 
-def _posterior_block(fit, alpha: float) -> dict:
+#: Pairs per chunk when posterior differences are summarised: bounds the memory of the draws
+#: of the differences (pairs × chains × draws × strata) for reports of hundreds of systems.
+_PAIR_CHUNK = 256
+
+
+def posterior_differences(fit, var: str, pairs, ci_prob: float) -> xr.Dataset:
+    """Posterior summary of ``var[a] − var[b]`` along ``system`` for the given index pairs.
+
+    The numbers of :meth:`bayesjudge.Fit.compare` (``mean``, ``median``, ``sd``, ``ci`` —
+    the linear-interpolation quantiles — and ``prob_greater``, from the differences taken draw
+    by draw; equal up to rounding), for the listed pairs only and without keeping the draws:
+    the pairs are summarised in chunks with numpy, so the time and memory grow with the
+    number of pairs given, not with K(K − 1)/2.
+
+    Parameters
+    ----------
+    fit : bayesjudge.Fit
+    var : str
+        Posterior variable with a ``system`` dim.
+    pairs : list of tuple of int
+        ``(i, j)`` positions of the systems (difference i minus j).
+    ci_prob : float
+        Probability of the equal-tailed interval.
+
+    Returns
+    -------
+    xarray.Dataset
+        Dim ``pair`` (labels ``"a - b"``, coords ``first``, ``second``) and the variable's
+        other dims.
+    """
+    draws = fit.posterior[var]
+    labels = draws["system"].values.tolist()
+    rest = [d for d in draws.dims if d not in ("chain", "draw", "system")]
+    values = draws.transpose("chain", "draw", "system", *rest).values
+    values = values.reshape(-1, *values.shape[2:])  # (sample, system, *rest)
+    lo, hi = (1 - ci_prob) / 2, (1 + ci_prob) / 2
+    parts = {k: [] for k in ("mean", "median", "sd", "ci", "prob_greater")}
+    for start in range(0, len(pairs), _PAIR_CHUNK):
+        chunk = pairs[start : start + _PAIR_CHUNK]
+        ia = np.array([i for i, _ in chunk], dtype=np.intp)
+        ib = np.array([j for _, j in chunk], dtype=np.intp)
+        diff = values[:, ia] - values[:, ib]  # (sample, pair, *rest), draw by draw
+        q = np.quantile(diff, [lo, 0.5, hi], axis=0)  # linear, as xarray's quantile
+        parts["mean"].append(diff.mean(0))
+        parts["median"].append(q[1])
+        parts["sd"].append(diff.std(0, ddof=1))
+        parts["ci"].append(q[[0, 2]])
+        parts["prob_greater"].append((diff > 0).mean(0))
+    dims = ("pair", *rest)
+    data = {k: (dims, np.concatenate(v, axis=0)) for k, v in parts.items() if k != "ci"}
+    data["ci"] = (("ci_bound", *dims), np.concatenate(parts["ci"], axis=1))
+    coords = {name: draws[name].values for name in rest if name in draws.coords}
+    out = xr.Dataset(
+        data,
+        coords={
+            **coords,
+            "pair": [f"{labels[i]} - {labels[j]}" for i, j in pairs],
+            "first": ("pair", [labels[i] for i, _ in pairs]),
+            "second": ("pair", [labels[j] for _, j in pairs]),
+            "ci_bound": ["lower", "upper"],
+        },
+    )
+    out.attrs.update({"ci_prob": ci_prob, "ci_kind": "eti", "var": var, "dim": "system"})
+    return out
+
+
+def _posterior_block(fit, alpha: float, pairs=None) -> dict:
     """Posterior J, ΔJ and hierarchical scales from a Fit (ETI at 1 - alpha)."""
     post = fit.posterior
     ci_prob = 1 - alpha
@@ -427,8 +605,8 @@ def _posterior_block(fit, alpha: float) -> dict:
         out["youden_posterior_ci"] = (
             j.quantile(q, dim=sample).rename(quantile="ci_bound").assign_coords(ci_bound=_CI)
         )
-        if "system" in j.dims and j.sizes["system"] > 1:
-            cmp = fit.compare("system", "youden", ci_prob=ci_prob)
+        if "system" in j.dims and j.sizes["system"] > 1 and pairs:
+            cmp = posterior_differences(fit, "youden", pairs, ci_prob)
             out["delta_youden_posterior"] = cmp["mean"]
             out["delta_youden_posterior_ci"] = cmp["ci"]
     for name in ("q0_logit_scale", "q1_logit_scale"):
@@ -454,6 +632,7 @@ def judge_diagnostics(
     method: str = "newcombe",
     n_resamples: int = 2_000,
     random_seed=None,
+    pairs=None,
 ) -> xr.Dataset:
     """Judge quality per system and its stability across systems, with a design recommendation.
 
@@ -473,6 +652,12 @@ def judge_diagnostics(
         Resamples of the percentile bootstrap of J and ΔJ (calibration items resampled).
     random_seed : int, numpy.random.Generator or None
         Seed of the bootstrap.
+    pairs : sequence of (label, label), optional
+        The pairs of systems ``(a, b)`` to diagnose (differences a minus b); every pair when
+        None. A report of many systems passes the pairs it shows (each system against the
+        best and its neighbours in rank) so that the cost grows linearly with the number of
+        systems, not with the number of pairs; the simultaneous intervals of the design rule
+        then cover these pairs (Bonferroni over the pairs given).
 
     Returns
     -------
@@ -621,7 +806,7 @@ def judge_diagnostics(
     out["youden_bootstrap_ci"] = interval(jb.lower, jb.upper)
 
     pdims = ("pair", "stratum")
-    pairs = _pairs(counts.systems)
+    pairs = _pairs(counts.systems, pairs)
     shared = _shared_over_systems(counts)
     if pairs:
         ia = [i for i, _ in pairs]
@@ -643,16 +828,16 @@ def judge_diagnostics(
         out["delta_youden_excludes_0"] = xr.DataArray(
             (np.asarray(d.lower) > 0) | (np.asarray(d.upper) < 0), dims=pdims
         )
-        coords |= _pair_coords(counts.systems)
+        coords |= _pair_coords(counts.systems, pairs)
     result = xr.Dataset(out, coords=coords)
     result = result.assign_coords(ci_bound=_CI)
     if pairs:
-        table = _comparison_table(counts, alpha)
+        table = _comparison_table(counts, alpha, pairs)
         result = result.merge(table, compat="override", join="exact")
         result["bias_ratio"] = abs(result["shared_bias"]) / result["shared_se"]
-        sim = _simultaneous_differences(arr, alpha, method)
+        sim = _simultaneous_differences(arr, alpha, method, pairs)
         pooled = _pooled_calibration(arr, shared)
-        se_b = np.array([_bias_se(arr, pooled, i, k) for i, k in pairs])
+        se_b = _bias_se(arr, pooled, ia, ib)
         for name in ("delta_q0", "delta_q1"):
             result[name] = xr.DataArray(sim[name], dims=pdims)
             result[f"{name}_ci"] = xr.DataArray(sim[f"{name}_ci"], dims=(*pdims, "ci_bound"))
@@ -682,7 +867,7 @@ def judge_diagnostics(
     result["design_basis"] = xr.DataArray(np.array(bases, dtype=object), dims=("stratum",))
     fit_shared = False
     if fit is not None:
-        result = result.assign(_posterior_block(fit, alpha))
+        result = result.assign(_posterior_block(fit, alpha, pairs))
         fit_shared = fit.config.get("calibration") == "shared"
     overall = max(designs, key=_ORDER.__getitem__)
     result.attrs.update(
@@ -703,7 +888,7 @@ def judge_diagnostics(
 
 
 def _group(system, stratum) -> str:
-    return f"system={system}/stratum={stratum}"
+    return f"system={terminal_safe(system)}/stratum={terminal_safe(stratum)}"
 
 
 def _required_calibration(p, q0, q1, n, m0, m1, alpha, target):
@@ -786,6 +971,7 @@ def check_comparison(
     random_seed=None,
     differences: xr.Dataset | None = None,
     diagnostics: xr.Dataset | None = None,
+    pairs=None,
 ) -> list[Diagnosis]:
     """Check a comparison of systems for the problems Fiedler's checklist names.
 
@@ -814,11 +1000,16 @@ def check_comparison(
     diagnostics : xarray.Dataset, optional
         The result of :func:`judge_diagnostics` for the same ``counts``, ``fit`` and ``alpha``,
         when the caller has it already (a report shows it); computed here otherwise.
+    pairs : sequence of (label, label), optional
+        The pairs of systems to check (see :func:`judge_diagnostics`); every pair when None.
+        Ignored when ``diagnostics`` is given (its pairs are used).
 
     Returns
     -------
     list of Diagnosis
-        Empty when nothing is wrong.
+        Empty when nothing is wrong. With ``warn``, each kind of finding is emitted as one
+        warning (:func:`emit_grouped`): a single finding with its full message, several as
+        one message that says how many, what to do, and lists :data:`MAX_LISTED` of them.
 
     Warns
     -----
@@ -839,11 +1030,15 @@ def check_comparison(
         intervals do not confirm it (with an identical judge about alpha of the single
         intervals exclude 0).
     NearTieWarning
-        ``"near_tie"``: the Δθ interval [L, U] includes 0, or excludes it by less than half
-        its half-width (``min(|L|, |U|) < (U − L)/4``): the ranking of the pair is fragile. For a
-        normal interval this is ``|Δθ̂|`` < 1.5 z SE (2.94 SE at 95%), i.e. P(θ_a > θ_b) between
-        0.002 and 0.998: it fires for 99.7% of truly tied pairs, and for a true difference of
-        2, 3, 4 or 5 SE in 83%, 48%, 14% or 2% of data sets. Δθ is the posterior ETI and
+        ``"near_tie"``: the Δθ interval [L, U] includes 0 (a tie; the message starts "Tie:"),
+        or excludes it by less than :data:`NEAR_TIE_FRACTION` (0.3) of its half-width
+        (``min(|L|, |U|) < 0.3 (U − L)/2``; "Near tie:"): the ranking of the pair is fragile.
+        For a normal interval this is ``|Δθ̂|`` < 1.3 z SE (2.55 SE at 95%), i.e.
+        P(θ_a > θ_b) between 0.005 and 0.995 — about where a 99% interval would include 0: it
+        fires for 98.9% of truly tied pairs, and for a true difference of 2, 3, 4 or 5 SE in
+        71%, 33%, 7% or 0.7% of data sets (normal theory). The fraction was 0.5 (2.94 SE)
+        before, which called Δθ = +0.29 [0.09, 0.49] with P = 0.998 a near tie. Δθ is the
+        posterior ETI and
         P(θ_a > θ_b) with a fit, else the ``differences`` given, else the closed-form
         interval of :func:`judge_diagnostics`. P is printed as "< 0.001" / "> 0.999" at the
         ends, as in the report.
@@ -877,7 +1072,9 @@ def check_comparison(
         raise ValueError(f"target_width must be in (0, 2]; got {target_width!r}.")
     if diagnostics is None:
         # The checks use the closed-form and posterior intervals only; few resamples suffice.
-        diag = judge_diagnostics(counts, fit, alpha=alpha, random_seed=random_seed, n_resamples=200)
+        diag = judge_diagnostics(
+            counts, fit, alpha=alpha, random_seed=random_seed, n_resamples=200, pairs=pairs
+        )
     else:
         if diagnostics.attrs.get("alpha") != alpha or diagnostics.sizes.get("system") != len(
             counts.systems
@@ -898,112 +1095,127 @@ def check_comparison(
     j = j.broadcast_like(diag["youden"])
     j_ci = j_ci.broadcast_like(diag["youden_ci"])
     source = "posterior" if use_post else "Newcombe"
-    for sys in counts.systems:
-        for st in counts.strata:
-            jj = float(j.sel(system=sys, stratum=st))
-            lo, hi = (float(v) for v in j_ci.sel(system=sys, stratum=st).values)
-            if not (jj < LOW_J_THRESHOLD or lo <= 0):
-                continue
-            head = (
-                f"J = {jj:.2f} [{lo:.2f}, {hi:.2f}] ({level} {source} interval) for "
-                f"{_group(sys, st)}"
+    j_values = j.transpose("system", "stratum").values
+    j_bounds = j_ci.transpose("system", "stratum", "ci_bound").values
+    flagged = (j_values < LOW_J_THRESHOLD) | (j_bounds[..., 0] <= 0)
+    for s_index, t_index in zip(*np.nonzero(flagged), strict=True):
+        sys, st = counts.systems[s_index], counts.strata[t_index]
+        jj = float(j_values[s_index, t_index])
+        lo, hi = (float(v) for v in j_bounds[s_index, t_index])
+        head = (
+            f"J = {jj:.2f} [{lo:.2f}, {hi:.2f}] ({level} {source} interval) for {_group(sys, st)}"
+        )
+        if hi < 0:  # the whole interval below 0: worse than chance, not merely weak
+            msg = (
+                f"{head}: worse than chance (J < 0): the judge's verdicts are "
+                f"anti-correlated with the truth; check for swapped labels (--positive). "
+                f"If the labels are right, the corrected estimate's error is amplified "
+                f"1/|J| ≈ {1 / abs(jj):.1f}×; use a better judge or prompt."
             )
-            if hi < 0:  # the whole interval below 0: worse than chance, not merely weak
-                msg = (
-                    f"{head}: worse than chance (J < 0): the judge's verdicts are "
-                    f"anti-correlated with the truth; check for swapped labels (--positive). "
-                    f"If the labels are right, the corrected estimate's error is amplified "
-                    f"1/|J| ≈ {1 / abs(jj):.1f}×; use a better judge or prompt."
-                )
-            else:
-                amp = f"≈ {1 / abs(jj):.1f}×" if abs(jj) > 0.02 else "without bound"
-                msg = (
-                    f"{head}: the corrected estimate's error is amplified "
-                    f"{'1/J' if jj > 0 else '1/|J|'} {amp}"
-                    + ("" if lo > 0 else " and the interval cannot rule out a judge no better "
-                       "than chance")
-                    + ". Treat its estimates with caution and weaken the claim; use a better "
-                    "judge or prompt, or label more calibration items of both kinds."
-                )  # fmt: skip
-            found.append(
-                Diagnosis("low_j", "warning", msg, LowJudgeQualityWarning, sys, st,
-                          {"J": jj, "lower": lo, "upper": hi,
-                           "amplification": 1 / abs(jj) if jj != 0 else float("inf")})
+        else:
+            amp = f"≈ {1 / abs(jj):.1f}×" if abs(jj) > 0.02 else "without bound"
+            msg = (
+                f"{head}: the corrected estimate's error is amplified "
+                f"{'1/J' if jj > 0 else '1/|J|'} {amp}"
+                + ("" if lo > 0 else " and the interval cannot rule out a judge no better "
+                   "than chance")
+                + ". Treat its estimates with caution and weaken the claim; use a better "
+                "judge or prompt, or label more calibration items of both kinds."
             )  # fmt: skip
+        found.append(
+            Diagnosis("low_j", "warning", msg, LowJudgeQualityWarning, sys, st,
+                      {"J": jj, "lower": lo, "upper": hi,
+                       "amplification": 1 / abs(jj) if jj != 0 else float("inf")},
+                      f"{_group(sys, st)}: J = {jj:.2f} [{lo:.2f}, {hi:.2f}]")
+        )  # fmt: skip
 
     pairs = diag["pair"].values.tolist() if "pair" in diag.coords else []
     # ---- calibration design
     fit_shared = fit is not None and fit.config.get("calibration") == "shared"
     simultaneous = f"{100 * diag.attrs.get('simultaneous_ci_prob', np.nan):.4g}%"
-    for pair in pairs:
-        for st in counts.strata:
-            sel = {"pair": pair, "stratum": st}
-            single = bool(diag["delta_youden_excludes_0"].sel(sel))
-            evidence = bool(diag["evidence_of_difference"].sel(sel))
-            if not (single or evidence):
-                continue
-            dj = float(diag["delta_youden"].sel(sel))
-            lo, hi = (float(v) for v in diag["delta_youden_ci"].sel(sel).values)
-            bias = float(diag["shared_bias"].sel(sel))
-            se = float(diag["shared_se"].sel(sel))
-            now = (
-                "This fit uses calibration='shared', so its Δθ is biased"
-                if fit_shared
-                else "Sharing one calibration set would bias Δθ"
+    arrays = {}
+    if pairs:  # numpy views over (pair, stratum[, ci_bound]): no per-pair xarray selection
+        for name in ("delta_youden_excludes_0", "evidence_of_difference", "delta_youden",
+                     "shared_bias", "shared_se", "delta_q0", "delta_q1"):  # fmt: skip
+            arrays[name] = diag[name].transpose("pair", "stratum").values
+        for name in ("delta_youden_ci", "delta_q0_ci", "delta_q1_ci"):
+            arrays[name] = diag[name].transpose("pair", "stratum", "ci_bound").values
+        flagged = arrays["delta_youden_excludes_0"] | arrays["evidence_of_difference"]
+    else:
+        flagged = np.zeros((0, len(counts.strata)), dtype=bool)
+    for p_index, t_index in zip(*np.nonzero(flagged), strict=True):
+        pair, st = pairs[p_index], counts.strata[t_index]
+        shown_pair, shown_st = terminal_safe(pair), terminal_safe(st)
+        single = bool(arrays["delta_youden_excludes_0"][p_index, t_index])
+        evidence = bool(arrays["evidence_of_difference"][p_index, t_index])
+        dj = float(arrays["delta_youden"][p_index, t_index])
+        lo, hi = (float(v) for v in arrays["delta_youden_ci"][p_index, t_index])
+        bias = float(arrays["shared_bias"][p_index, t_index])
+        se = float(arrays["shared_se"][p_index, t_index])
+        now = (
+            "This fit uses calibration='shared', so its Δθ is biased"
+            if fit_shared
+            else "Sharing one calibration set would bias Δθ"
+        )
+        parts = []
+        for name, label in (("delta_q0", "Δq0"), ("delta_q1", "Δq1")):
+            c_lo, c_hi = (float(v) for v in arrays[f"{name}_ci"][p_index, t_index])
+            if c_lo > 0 or c_hi < 0:
+                est = float(arrays[name][p_index, t_index])
+                parts.append(f"{label} = {est:+.3f} [{c_lo:+.3f}, {c_hi:+.3f}]")
+        if single:
+            head = (
+                f"ΔJ({shown_pair}) = {dj:.3f} [{lo:.3f}, {hi:.3f}] ({level} interval) in "
+                f"stratum {shown_st} excludes 0"
             )
-            parts = []
-            for name, label in (("delta_q0", "Δq0"), ("delta_q1", "Δq1")):
-                c_lo, c_hi = (float(v) for v in diag[f"{name}_ci"].sel(sel).values)
-                if c_lo > 0 or c_hi < 0:
-                    est = float(diag[name].sel(sel))
-                    parts.append(f"{label} = {est:+.3f} [{c_lo:+.3f}, {c_hi:+.3f}]")
-            if single:
-                head = (
-                    f"ΔJ({pair}) = {dj:.3f} [{lo:.3f}, {hi:.3f}] ({level} interval) in stratum "
-                    f"{st} excludes 0"
-                )
-                if parts:
-                    head += f", and so does {', '.join(parts)} ({simultaneous} simultaneous)"
-            else:  # ΔJ covers 0 but q0 or q1 differs: App. C bias depends on each, not on ΔJ
-                head = (
-                    f"{' and '.join(parts)} ({simultaneous} simultaneous interval) for {pair} in "
-                    f"stratum {st} excludes 0 although ΔJ = {dj:.3f} [{lo:.3f}, {hi:.3f}] "
-                    f"({level} interval) does not"
-                )
-            n_single = diag.sizes["pair"] * diag.sizes["stratum"]
-            caveat = (
-                ""
-                if evidence
-                else f" This ΔJ interval is unadjusted (one per pair and stratum, {n_single} in "
-                f"all); the simultaneous intervals of the design rule do not confirm it, so it "
-                f"may be chance (with an identical judge about {100 * alpha:g}% of such "
-                f"intervals exclude 0)."
+            if parts:
+                head += f", and so does {', '.join(parts)} ({simultaneous} simultaneous)"
+        else:  # ΔJ covers 0 but q0 or q1 differs: App. C bias depends on each, not on ΔJ
+            head = (
+                f"{' and '.join(parts)} ({simultaneous} simultaneous interval) for "
+                f"{shown_pair} in stratum {shown_st} excludes 0 although ΔJ = {dj:.3f} "
+                f"[{lo:.3f}, {hi:.3f}] "
+                f"({level} interval) does not"
             )
-            verdict = (
-                "the judge errs differently on the two systems' answers, so a shared "
-                "calibration set is not defensible"
-                if evidence
-                else "the judge may err differently on the two systems' answers, so a shared "
-                "calibration set is not shown to be defensible"
-            )
-            msg = (
-                f"{head}: {verdict} (Fiedler Sec. 4.4). {now} by about "
-                f"{bias:+.3f} (Fiedler App. C at the estimates; {abs(bias) / se:.1f} standard "
-                f"errors of Δθ). Use calibration='separate'"
-                + (" or 'hierarchical'" if len(counts.systems) >= 3 else "")
-                + " with a calibration sample of each system's answers."
-                + caveat
-            )
-            found.append(
-                Diagnosis("calibration_design", "warning", msg, CalibrationDesignWarning, pair,
-                          st, {"delta_J": dj, "lower": lo, "upper": hi, "shared_bias": bias,
-                               "shared_se": se, "evidence_of_difference": evidence})
-            )  # fmt: skip
+        n_single = diag.sizes["pair"] * diag.sizes["stratum"]
+        caveat = (
+            ""
+            if evidence
+            else f" This ΔJ interval is unadjusted (one per pair and stratum, {n_single} in "
+            f"all); the simultaneous intervals of the design rule do not confirm it, so it "
+            f"may be chance (with an identical judge about {100 * alpha:g}% of such "
+            f"intervals exclude 0)."
+        )
+        verdict = (
+            "the judge errs differently on the two systems' answers, so a shared "
+            "calibration set is not defensible"
+            if evidence
+            else "the judge may err differently on the two systems' answers, so a shared "
+            "calibration set is not shown to be defensible"
+        )
+        msg = (
+            f"{head}: {verdict} (Fiedler Sec. 4.4). {now} by about "
+            f"{bias:+.3f} (Fiedler App. C at the estimates; {abs(bias) / se:.1f} standard "
+            f"errors of Δθ). Use calibration='separate'"
+            + (" or 'hierarchical'" if len(counts.systems) >= 3 else "")
+            + " with a calibration sample of each system's answers."
+            + caveat
+        )
+        found.append(
+            Diagnosis("calibration_design", "warning", msg, CalibrationDesignWarning, pair,
+                      st, {"delta_J": dj, "lower": lo, "upper": hi, "shared_bias": bias,
+                           "shared_se": se, "evidence_of_difference": evidence},
+                      f"{shown_pair} in stratum {shown_st}: ΔJ = {dj:+.3f} [{lo:+.3f}, "
+                      f"{hi:+.3f}], shared-calibration bias {bias:+.3f}")
+        )  # fmt: skip
 
     # ---- near tie
     if pairs:
+        position = {x: i for i, x in enumerate(counts.systems)}
+        firsts, seconds = diag["first"].values.tolist(), diag["second"].values.tolist()
+        index = [(position[a], position[b]) for a, b in zip(firsts, seconds, strict=True)]
         if fit is not None:
-            cmp = fit.compare("system", "theta", ci_prob=1 - alpha)
+            cmp = posterior_differences(fit, "theta", index, 1 - alpha)
             est, ci, prob = cmp["mean"], cmp["ci"], cmp["prob_greater"]
             source, tie_level = "posterior", level
         elif differences is not None:
@@ -1011,46 +1223,61 @@ def check_comparison(
         else:
             est, ci, prob = diag["delta_theta"], diag["delta_theta_ci"], diag["prob_greater"]
             source, tie_level = "closed-form", level
-        for pair in pairs:
-            for st in counts.strata:
-                sel = {"pair": pair, "stratum": st}
-                lo, hi = (float(v) for v in ci.sel(sel).values)
-                half = (hi - lo) / 2
-                inside = lo <= 0 <= hi
-                near = min(abs(lo), abs(hi))
-                if not (np.isfinite(half) and (inside or near < NEAR_TIE_FRACTION * half)):
-                    continue
-                d = float(est.sel(sel))
-                pg = None if prob is None else float(prob.sel(sel))
-                first, second = pair.split(" - ", 1)
-                p_text = (
-                    ""
-                    if pg is None
-                    else f", P(θ_{first} > θ_{second}) {format_probability(pg, relation=True)}"
+
+        def values(da, *extra):
+            da = da.sel(pair=pairs) if list(da["pair"].values) != pairs else da
+            if "stratum" not in da.dims:
+                da = da.expand_dims(stratum=counts.strata)
+            return da.transpose("pair", "stratum", *extra).values
+
+        est_v = values(est)
+        ci_v = values(ci, "ci_bound")
+        prob_v = None if prob is None else values(prob)
+        lo_v, hi_v = ci_v[..., 0], ci_v[..., 1]
+        half_v = (hi_v - lo_v) / 2
+        inside_v = (lo_v <= 0) & (0 <= hi_v)
+        near_v = np.minimum(abs(lo_v), abs(hi_v))
+        with np.errstate(invalid="ignore"):
+            tie = np.isfinite(half_v) & (inside_v | (near_v < NEAR_TIE_FRACTION * half_v))
+        for p_index, t_index in zip(*np.nonzero(tie), strict=True):
+            pair, st = pairs[p_index], counts.strata[t_index]
+            lo, hi = float(lo_v[p_index, t_index]), float(hi_v[p_index, t_index])
+            half, near = float(half_v[p_index, t_index]), float(near_v[p_index, t_index])
+            inside = bool(inside_v[p_index, t_index])
+            d = float(est_v[p_index, t_index])
+            pg = None if prob_v is None else float(prob_v[p_index, t_index])
+            first, second = (terminal_safe(x) for x in (firsts[p_index], seconds[p_index]))
+            p_text = (
+                ""
+                if pg is None
+                else f", P(θ_{first} > θ_{second}) {format_probability(pg, relation=True)}"
+            )
+            numbers = f"Δθ({terminal_safe(pair)}) = {d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+            where = (
+                f"{'Tie' if inside else 'Near tie'}: {numbers} ({tie_level} {source}) in "
+                f"stratum {terminal_safe(st)}{p_text}. "
+            )
+            if inside:
+                msg = where + (
+                    "The interval includes 0: the data do not establish which system is "
+                    "better. Do not rank them on this; report a tie, or collect more test "
+                    "or calibration items."
                 )
-                where = (
-                    f"Near tie: Δθ({pair}) = {d:+.3f} [{lo:+.3f}, {hi:+.3f}] ({tie_level} "
-                    f"{source}) in stratum {st}{p_text}. "
+            else:
+                msg = where + (
+                    f"The interval excludes 0 by only {near:.3f}, less than "
+                    f"{NEAR_TIE_FRACTION:g} of its half-width ({half:.3f}): a small residual "
+                    f"bias (e.g. from calibration mismatch) could change the conclusion. Do not "
+                    f"claim a direction on this alone; collect more test or calibration items, "
+                    f"or report it as a tie."
                 )
-                if inside:
-                    msg = where + (
-                        "The interval includes 0: the data do not establish which system is "
-                        "better. Do not rank them on this; report a tie, or collect more test "
-                        "or calibration items."
-                    )
-                else:
-                    msg = where + (
-                        f"The interval excludes 0 by only {near:.3f}, less than half its "
-                        f"half-width ({half:.3f}): a small residual bias (e.g. from calibration "
-                        f"mismatch) could change the conclusion. Do not claim a direction on "
-                        f"this alone; collect more test or calibration items, or report it as "
-                        f"a tie."
-                    )
-                found.append(
-                    Diagnosis("near_tie", "caution", msg, NearTieWarning, pair, st,
-                              {"delta_theta": d, "lower": lo, "upper": hi,
-                               "prob_greater": pg, "margin": near, "includes_0": inside})
-                )  # fmt: skip
+            found.append(
+                Diagnosis("near_tie", "caution", msg, NearTieWarning, pair, st,
+                          {"delta_theta": d, "lower": lo, "upper": hi,
+                           "prob_greater": pg, "margin": near, "includes_0": inside},
+                          f"{numbers} in stratum {terminal_safe(st)}{p_text}"
+                          + ("" if inside else f" (misses 0 by {near:.3f})"))
+            )  # fmt: skip
 
     # ---- calibration size
     if target_width is not None:
@@ -1099,10 +1326,11 @@ def check_comparison(
                               "predicted_width": float(need.length)}  # fmt: skip
                 found.append(
                     Diagnosis("calibration_size", "warning", msg, CalibrationSizeWarning, sys,
-                              st, values)
+                              st, values, f"{_group(sys, st)}: {width:.3f} wide, target "
+                              f"{target:.3f}" + ("" if need is None else
+                                                 f", to m0 = {m0n}, m1 = {m1n}"))
                 )  # fmt: skip
 
     if warn:
-        for d in found:
-            d.emit(stacklevel=2)
+        emit_grouped(found, stacklevel=2)
     return found

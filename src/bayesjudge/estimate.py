@@ -14,10 +14,11 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from bayesjudge._text import terminal_safe
 from bayesjudge._version import __version__
-from bayesjudge.core._validation import check_alpha
-from bayesjudge.core.bootstrap import bootstrap_rogan_gladen
-from bayesjudge.core.correction import lang_reiczigel_interval, rogan_gladen
+from bayesjudge.core._validation import check_alpha, check_resamples, check_seed, youden_is_zero
+from bayesjudge.core.bootstrap import _check_design, bootstrap_rogan_gladen
+from bayesjudge.core.correction import _lr_alpha, lang_reiczigel_interval, rogan_gladen
 from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.core.youden import youden
@@ -64,16 +65,21 @@ def estimate(
         test and calibration sets separately. ``"ppi++"``: prediction-powered inference with
         power-tuned lambda; needs a calibration set drawn at random from the test distribution.
     alpha : float, default 0.05
-        One minus the interval's coverage probability (``ci_prob = 1 - alpha``).
+        One minus the interval's coverage probability (``ci_prob = 1 - alpha``); at least
+        1e-300, and at least 1e-6 for ``"lang-reiczigel"`` (see
+        :func:`~bayesjudge.core.correction.lang_reiczigel_interval`).
     random_seed : int, numpy.random.Generator or None
-        Seed for ``method="bootstrap"``; ignored otherwise.
+        Seed for ``method="bootstrap"`` (any non-negative integer, 2**70 too); checked, but
+        not used, by the other methods.
     calibration : {"own", "shared"}, default "own"
         ``"own"`` corrects each group with its own calibration counts. ``"shared"`` pools the
         calibration counts over all systems within each stratum (Fiedler's shared calibration):
         it lets a system without calibration data of its own be corrected, but assumes the
         judge behaves identically on every system; check that with ``youden_difference``.
     n_resamples : int, default 10000
-        Number of bootstrap resamples (``method="bootstrap"``).
+        Number of bootstrap resamples (``method="bootstrap"``): at least 100 and at least
+        2 / alpha; below 1000 a ``SmallSampleWarning`` says that the interval's ends carry
+        Monte Carlo error.
     bootstrap_design : {"stratified", "random"}, default "stratified"
         How the calibration set was collected (``method="bootstrap"``): ``"stratified"`` fixes
         m0 and m1 by design (as in Lee et al.); ``"random"`` draws calibration items at random.
@@ -93,9 +99,15 @@ def estimate(
         Where the judge's Youden index has ``|J|`` below ``LOW_J_THRESHOLD`` (0.2), where its
         interval contains 0, or where J is clearly below 0 (a judge worse than chance:
         check for swapped labels): the correction amplifies every error by about 1/``|J|``.
+    LowJudgeQualityWarning
+        Where Ĵ = 0 exactly (Rogan-Gladen methods): the estimate is NaN and the interval
+        [0, 1] there, and the message says so. For ``"ppi++"`` the low-J message says
+        instead that PPI++ falls back to about the human-only interval (it does not divide
+        by J).
     SmallSampleWarning
         Where a group has no test items, or (for corrected methods) no calibration items of
-        one true label; the estimate there is NaN and the message names the groups.
+        one true label; the estimate there is NaN and the message names the groups. Also
+        when ``n_resamples`` is below 1000 (``method="bootstrap"``).
 
     Notes
     -----
@@ -107,6 +119,15 @@ def estimate(
     the same on calibration and test items given the truth, so a calibration set stratified
     by truth is fine; PPI++ instead needs calibration items drawn from the test distribution
     (Lee et al. Sec. 8).
+
+    Edge cases, one answer per group rather than a wrong number. Where Ĵ = q̂0 + q̂1 − 1 is
+    exactly 0 (tested on the integer counts) the Rogan-Gladen estimate divides by 0: the
+    estimate is NaN and the interval all of [0, 1] for both ``"lang-reiczigel"`` and
+    ``"bootstrap"``. (The Lang-Reiczigel formula itself would still return a finite interval,
+    because its smoothed J̃ is not 0, but that interval rests on the smoothing alone: for a
+    judge that calls every item correct, m0 = 2, m1 = 100, it is [0.94, 1].) With
+    ``"ppi++"`` a group whose labelled items all have one human label (m0 = 0 or m1 = 0) is
+    NaN with a warning that says why, as from :func:`~bayesjudge.core.ppi.ppi_mean`.
 
     References
     ----------
@@ -136,7 +157,11 @@ def estimate(
         raise ValueError(
             f"calibration must be one of {list(_CALIBRATION_DESIGNS)}; got {calibration!r}."
         )
-    alpha = check_alpha(alpha)
+    alpha = _lr_alpha(alpha) if method == "lang-reiczigel" else check_alpha(alpha)
+    random_seed = check_seed(random_seed)
+    if method == "bootstrap":
+        bootstrap_design = _check_design(bootstrap_design)
+        n_resamples = check_resamples(n_resamples, "estimate(method='bootstrap')", alpha)
     if calibration == "shared":
         counts = counts.pooled_calibration("system")
     ds = counts.dataset  # dims are always ("system", "stratum"), in that order
@@ -172,7 +197,7 @@ def estimate(
             bootstrap_design=bootstrap_design,
         )
     if method != "naive":
-        _warn_low_j(ds, has_calibration & has_test, tn, m0, tp, m1, alpha)
+        _warn_low_j(ds, has_calibration & has_test, tn, m0, tp, m1, alpha, method)
 
     coords = {"system": ds["system"].values, "stratum": ds["stratum"].values}
     dims = ("system", "stratum")
@@ -208,18 +233,30 @@ def _compute(
     method, c, p_hat, q0_hat, q1_hat, alpha, *, random_seed, n_resamples, bootstrap_design
 ):
     """Return (estimate, lower, upper) arrays for the usable groups in ``c``."""
-    # J_hat = 0 tested on the counts (tn/m0 + tp/m1 = 1 times m0*m1), so that rounding of the
-    # proportions cannot hide it; there the point estimate is undefined (and warned about).
-    identified = c["tn"] * c["m1"] + c["tp"] * c["m0"] != c["m0"] * c["m1"]
+    # J_hat = 0 tested exactly on the counts (tn/m0 + tp/m1 = 1 times m0*m1), so that rounding
+    # of the proportions cannot hide it; there theta is not identified (warned about).
+    identified = ~youden_is_zero(c["tn"], c["m0"], c["tp"], c["m1"])
     if method == "naive":
         return naive(c["k"], c["n"], alpha=alpha, method="wilson")
+    if method == "ppi++":
+        res = ppi_mean(c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha=alpha)
+        return res.estimate, res.lower, res.upper
+    # Rogan-Gladen methods. Where J_hat = 0 the estimate (which divides by J_hat) is undefined
+    # and the honest interval is all of [0, 1]: a judge at chance on the calibration set says
+    # nothing about theta. (Lang-Reiczigel's smoothed J~ is not 0 there, but its interval
+    # then rests on the +1 smoothing, not on the data: e.g. [0.94, 1] for a judge that calls
+    # every item correct.)
+    point = np.full(p_hat.shape, np.nan)
+    lower, upper = np.zeros(p_hat.shape), np.ones(p_hat.shape)
+    ok = identified
+    if not ok.any():
+        return point, lower, upper
     if method == "bootstrap":
-        # Where J_hat = 0 theta is not identified: no point estimate, and the honest interval
-        # is all of [0, 1] (the low-J warning names these groups).
-        point = np.full(p_hat.shape, np.nan)
-        lower, upper = np.zeros(p_hat.shape), np.ones(p_hat.shape)
-        if identified.any():
-            ok = identified
+        with warnings.catch_warnings():
+            # n_resamples was checked (and warned about) by estimate itself.
+            warnings.filterwarnings(
+                "ignore", r"bootstrap_rogan_gladen: n_resamples=", SmallSampleWarning
+            )
             point[ok], lower[ok], upper[ok] = bootstrap_rogan_gladen(
                 *(c[v][ok] for v in ("k", "n", "tn", "m0", "tp", "m1")),
                 alpha=alpha,
@@ -228,20 +265,21 @@ def _compute(
                 random_seed=random_seed,
             )
         return point, lower, upper
-    if method == "ppi++":
-        res = ppi_mean(c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha=alpha)
-        return res.estimate, res.lower, res.upper
-    lower, upper = lang_reiczigel_interval(
-        p_hat, q0_hat, q1_hat, c["n"], c["m0"], c["m1"], alpha=alpha
+    lower[ok], upper[ok] = lang_reiczigel_interval(
+        p_hat[ok], q0_hat[ok], q1_hat[ok], c["n"][ok], c["m0"][ok], c["m1"][ok], alpha=alpha
     )
-    point = np.full(p_hat.shape, np.nan)
-    point[identified] = rogan_gladen(p_hat[identified], q0_hat[identified], q1_hat[identified])
+    point[ok] = rogan_gladen(p_hat[ok], q0_hat[ok], q1_hat[ok])
     return point, lower, upper
+
+
+def _shown(labels) -> list[str]:
+    """Labels for a warning: names with control characters shown escaped (names are data)."""
+    return [terminal_safe(v) for v in labels]
 
 
 def _group_names(ds: xr.Dataset, mask: np.ndarray, limit: int = 6) -> str:
     """Name the (system, stratum) groups where ``mask`` is true, e.g. ``system=A/stratum=x``."""
-    systems, strata = ds["system"].values, ds["stratum"].values
+    systems, strata = _shown(ds["system"].values), _shown(ds["stratum"].values)
     names = [
         f"system={systems[i]}/stratum={strata[j]}" for i, j in zip(*np.nonzero(mask), strict=True)
     ]
@@ -259,7 +297,18 @@ def _warn_unusable(ds, has_test, has_calibration, method, calibration) -> None:
             stacklevel=3,
         )
     missing = has_test & ~has_calibration
-    if method != "naive" and missing.any():
+    if method == "ppi++" and missing.any():
+        warnings.warn(
+            f"No labelled items of one human label (m0 = 0 or m1 = 0) in "
+            f"{_group_names(ds, missing)}: the PPI++ estimate is NaN there. PPI++ needs "
+            "labelled items drawn at random from the test set, and with one human label only "
+            "their variance is 0, so it would report that label's value (1 or 0) with a "
+            "zero-width interval whatever the test set shows (ppi_mean returns NaN there too). "
+            "Label more items drawn at random from these groups' test sets.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+    elif method != "naive" and missing.any():
         hint = (
             "pass calibration='shared' to borrow the calibration pooled over systems (assumes "
             "the judge behaves the same on every system), or "
@@ -276,16 +325,21 @@ def _warn_unusable(ds, has_test, has_calibration, method, calibration) -> None:
         )
 
 
-def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
-    """Warn where J_hat is low, or where its interval cannot rule out a chance-level judge."""
+def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
+    """Warn where J_hat is low, or where its interval cannot rule out a chance-level judge.
+
+    The message speaks of ``method``: the Rogan-Gladen methods divide by J, PPI++ does not
+    (a judge near chance only makes its λ small, so it falls back to the human labels).
+    """
     if not mask.any():
         return
     j, lo, hi = youden(tn[mask], m0[mask], tp[mask], m1[mask], alpha=alpha, method="agresti-caffo")
-    systems, strata = ds["system"].values, ds["stratum"].values
-    low, worse, uncertain = [], [], []
-    for (i, s), jj, ll, hh in zip(
+    zero = youden_is_zero(tn[mask], m0[mask], tp[mask], m1[mask])
+    systems, strata = _shown(ds["system"].values), _shown(ds["stratum"].values)
+    low, worse, uncertain, undefined = [], [], [], []
+    for (i, s), jj, ll, hh, at_zero in zip(
         zip(*np.nonzero(mask), strict=True),
-        *(np.atleast_1d(a) for a in (j, lo, hi)),
+        *(np.atleast_1d(a) for a in (j, lo, hi, zero)),
         strict=True,
     ):
         where = f"system={systems[i]}/stratum={strata[s]}: J = {jj:.2f} "
@@ -293,23 +347,49 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
         # The amplification of the correction is 1/|J|: a clearly negative J is corrected
         # (inverted) as stably as a positive one of the same size.
         amp = f"about {1 / abs(jj):.0f}x" if abs(jj) > 0.02 else "without bound"
-        if hh < 0 and abs(jj) >= LOW_J_THRESHOLD:
-            worse.append(f"{where}, errors amplified {amp}")
+        if at_zero and method != "ppi++":
+            undefined.append(f"system={systems[i]}/stratum={strata[s]}")
+        elif hh < 0 and abs(jj) >= LOW_J_THRESHOLD:
+            worse.append(where if method == "ppi++" else f"{where}, errors amplified {amp}")
         elif abs(jj) < LOW_J_THRESHOLD:
-            low.append(f"{where}, errors amplified {amp}")
+            low.append(where if method == "ppi++" else f"{where}, errors amplified {amp}")
         elif ll <= 0:
             uncertain.append(where)
 
     def listing(items):
         return "; ".join(items[:6]) + (f"; and {len(items) - 6} more" if len(items) > 6 else "")
 
+    if method == "ppi++":
+        if low or worse:
+            warnings.warn(
+                f"Low judge quality (Youden J = q0 + q1 - 1 near or below 0) in "
+                f"{listing(low + worse)}. PPI++ does not divide by J, so its estimate stays "
+                "valid, but the judge's verdicts carry little information about the human "
+                "labels: the tuned lambda is near 0 and the PPI++ interval is about as wide as "
+                "the one from the labelled items alone. Use a better judge or prompt, or "
+                "label more items at random from the test set.",
+                LowJudgeQualityWarning,
+                stacklevel=3,
+            )
+        return
+    name = "Lang-Reiczigel" if method == "lang-reiczigel" else "bootstrap"
+    if undefined:
+        warnings.warn(
+            f"The judge is exactly at chance on the calibration set (J = q0 + q1 - 1 = 0, "
+            f"i.e. tn/m0 + tp/m1 = 1) in {listing(undefined)}: the Rogan-Gladen estimate "
+            f"divides by J, so it is undefined there and reported as NaN, and the {name} "
+            "interval is all of [0, 1] (the judge's verdicts say nothing about theta). Use a "
+            "better judge or prompt, or label more calibration items.",
+            LowJudgeQualityWarning,
+            stacklevel=3,
+        )
     if low:
         warnings.warn(
             f"Low judge quality (Youden J = q0 + q1 - 1 near 0) in {listing(low)}. "
-            "The correction divides by J, so the corrected estimate is unstable and its "
-            "interval wide (up to all of [0, 1]); a judge with J near 0 is no better than "
-            "chance. Use a better judge or prompt, label more calibration items, or weaken "
-            "the claim.",
+            f"The Rogan-Gladen correction divides by J, so the corrected estimate is unstable "
+            f"and its {name} interval wide (up to all of [0, 1]); a judge with J near 0 is no "
+            "better than chance. Use a better judge or prompt, label more calibration items, "
+            "or weaken the claim.",
             LowJudgeQualityWarning,
             stacklevel=3,
         )
@@ -318,8 +398,8 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
             f"Judge worse than chance (Youden J clearly below 0) in {listing(worse)}: its "
             "verdicts are anti-correlated with the truth. Check for swapped labels (the "
             "positive= option of JudgeCounts.from_frames). If the labels are right, the "
-            "correction inverts the judge, with its error amplified 1/|J|; use a better "
-            "judge or prompt.",
+            "Rogan-Gladen correction inverts the judge, with its error amplified 1/|J|; use a "
+            "better judge or prompt.",
             LowJudgeQualityWarning,
             stacklevel=3,
         )
@@ -327,8 +407,8 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha) -> None:
         warnings.warn(
             f"Judge quality is uncertain in {listing(uncertain)}: the interval of J includes 0, "
             "so the calibration set is too small to rule out a judge no better than chance, "
-            "and the corrected interval may be very wide. Label more calibration items of "
-            "both kinds (see bayesjudge.allocate_calibration).",
+            f"and the corrected {name} interval may be very wide. Label more calibration items "
+            "of both kinds (see bayesjudge.allocate_calibration).",
             LowJudgeQualityWarning,
             stacklevel=3,
         )

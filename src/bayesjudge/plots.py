@@ -1,12 +1,18 @@
-"""Matplotlib plots of fits and checks (the top layer; imports matplotlib lazily)."""
+"""Matplotlib plots of fits and checks (the top layer; imports matplotlib lazily).
+
+Every label, title, tick and legend entry built from user data (system, stratum, pair and
+method names) goes through :func:`bayesjudge._text.plain_label`: names are text, so a ``$`` in
+a name never starts mathtext and a newline or escape code is shown escaped.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 
+from bayesjudge._text import plain_label
 from bayesjudge.diagnostics import format_probability
 
-__all__ = ["plot_differences", "plot_judge", "plot_ppc", "plot_theta_forest"]
+__all__ = ["plot_differences", "plot_judge", "plot_ppc", "plot_ranked", "plot_theta_forest"]
 
 _SHARE = {
     "k": ("n", "share judged correct, k / n"),
@@ -31,7 +37,7 @@ def _flat(da):
     return da.stack(group=dims) if len(dims) > 1 else da.rename({dims[0]: "group"})
 
 
-def plot_ppc(check, ci_prob: float = 0.95, ax=None):
+def plot_ppc(check, ci_prob: float = 0.95, ax=None, tick_labels: bool = True):
     """Plot observed shares (k/n, tn/m0, tp/m1) against their posterior predictive intervals.
 
     Parameters
@@ -42,6 +48,9 @@ def plot_ppc(check, ci_prob: float = 0.95, ax=None):
         Probability of the replicated interval drawn per group.
     ax : sequence of 3 matplotlib Axes, optional
         Axes for ``k``, ``tn`` and ``tp``; a new figure is made when None.
+    tick_labels : bool, default True
+        Name each group on the x axis; False for hundreds of groups (their labels would
+        overlap, and laying them out takes minutes): the axis then says so.
 
     Returns
     -------
@@ -86,7 +95,12 @@ def plot_ppc(check, ci_prob: float = 0.95, ax=None):
         axis.plot(x[has & ~bad], obs[has & ~bad], "o", color="C0", label="observed")
         if bad.any():
             axis.plot(x[bad], obs[bad], "o", color="C3", label="observed (outside)")
-        axis.set_xticks(x, _group_labels(check.observed[var]), rotation=45, ha="right")
+        if tick_labels:
+            labels = [plain_label(v) for v in _group_labels(check.observed[var])]
+            axis.set_xticks(x, labels, rotation=45, ha="right")
+        else:
+            axis.set_xticks([])
+            axis.set_xlabel(f"{x.size} groups (names in the table)")
         axis.set_title(title)
         axis.set_ylim(-0.02, 1.02)
     ax[0].legend(loc="best", fontsize="small")
@@ -162,8 +176,8 @@ def _forest_panel(axis, frame, label_col: str, value: str, lower: str, upper: st
         lo, hi = rows[lower].to_numpy(float), rows[upper].to_numpy(float)
         ok = np.isfinite(lo) & np.isfinite(hi)
         axis.hlines(ys[ok], lo[ok], hi[ok], color=colour, lw=2)
-        axis.plot(est, ys, marker, color=colour, label=method, ms=5)
-    axis.set_yticks(list(y.values()), list(y.keys()))
+        axis.plot(est, ys, marker, color=colour, label=plain_label(method), ms=5)
+    axis.set_yticks(list(y.values()), [plain_label(v) for v in y])
     axis.set_ylim(-0.6, len(labels) - 0.4)
     axis.grid(axis="x", color="0.9")
     axis.set_axisbelow(True)
@@ -208,7 +222,7 @@ def plot_theta_forest(frame, ax=None, xlabel: str = "true accuracy θ"):
         _forest_panel(axis, rows, "system", "estimate", "lower", "upper", systems)
         axis.set_xlim(-0.02, 1.02)
         axis.set_xlabel(xlabel)
-        axis.set_title(f"stratum {stratum}" if len(strata) > 1 else "all items")
+        axis.set_title(plain_label(f"stratum {stratum}") if len(strata) > 1 else "all items")
     _hide_repeated_labels(ax)
     ax[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
     return ax
@@ -256,7 +270,7 @@ def plot_differences(frame, ax=None, xlabel: str | None = None):
         _forest_panel(axis, rows, "pair", "estimate", "lower", "upper", pairs)
         axis.axvline(0, color="0.3", lw=0.8, ls="--")
         axis.set_xlabel(xlabel)
-        axis.set_title(f"stratum {stratum}" if len(strata) > 1 else "all items")
+        axis.set_title(plain_label(f"stratum {stratum}") if len(strata) > 1 else "all items")
         if "prob_greater" in rows:
             for i, pair in enumerate(pairs):
                 carrying = rows[(rows["pair"] == pair) & rows["prob_greater"].notna()]
@@ -272,7 +286,7 @@ def plot_differences(frame, ax=None, xlabel: str | None = None):
                 axis.text(
                     1.02,
                     len(pairs) - 1 - i,
-                    text,
+                    plain_label(text),
                     transform=axis.get_yaxis_transform(),
                     va="center",
                     fontsize="small",
@@ -335,4 +349,91 @@ def plot_judge(frame, ax=None):
             axis.set_xlim(-0.02, 1.02)
     _hide_repeated_labels(ax)
     ax[-1].legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", frameon=False)
+    return ax
+
+
+# ----------------------------------------------------------------------------- many systems
+
+
+def _ranked_panel(axis, frame, label_col: str, order, value="estimate", lower="lower",
+                  upper="upper"):  # fmt: skip
+    """One panel of estimates with intervals against rank (x = 1, 2, ...), one colour/method."""
+    x_of = {label: i + 1 for i, label in enumerate(order)}
+    methods = list(dict.fromkeys(frame["method"]))
+    spread = 0.5 if len(methods) > 1 else 0.0
+    for m_index, method in enumerate(methods):
+        rows = frame[frame["method"] == method]
+        colour, marker = _style(method, m_index)
+        offset = (m_index / max(len(methods) - 1, 1) - 0.5) * spread if spread else 0.0
+        xs = np.array([x_of[v] for v in rows[label_col]], dtype=float) + offset
+        est = rows[value].to_numpy(float)
+        lo, hi = rows[lower].to_numpy(float), rows[upper].to_numpy(float)
+        ok = np.isfinite(lo) & np.isfinite(hi)
+        axis.vlines(xs[ok], lo[ok], hi[ok], color=colour, lw=0.8, alpha=0.7)
+        axis.plot(xs, est, marker, color=colour, label=plain_label(method), ms=2.5)
+    axis.set_xlim(0.3, len(order) + 0.7)
+    axis.grid(axis="y", color="0.9")
+    axis.set_axisbelow(True)
+
+
+def _order_by(frame, label_col: str, value: str = "estimate", ascending: bool = False) -> list:
+    """Labels sorted by the first method's ``value`` (NaN last)."""
+    first = frame[frame["method"] == frame["method"].iloc[0]]
+    values = first.set_index(label_col)[value]
+    values = values[~values.index.duplicated()]
+    key = values.to_numpy(float)
+    key = np.where(np.isnan(key), np.inf, key if ascending else -key)
+    return [values.index[i] for i in np.argsort(key, kind="stable")]
+
+
+def plot_ranked(frame, ax=None, label_col: str = "system", order=None, ylabel: str = "θ",
+                title: str | None = None):  # fmt: skip
+    """Summary plot for many systems: estimates with intervals against their rank.
+
+    A forest plot of hundreds of systems would be metres tall; this draws one column per
+    system (or pair), sorted, without names: the report's tables hold them. One marker colour
+    and shape per method, as in :func:`plot_theta_forest`.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Tidy rows with columns ``label_col``, ``method``, ``estimate``, ``lower``, ``upper``.
+    ax : matplotlib Axes, optional
+        Axes to draw on; a new figure is made when None.
+    label_col : str, default "system"
+        Column naming the rows.
+    order : sequence, optional
+        Labels in the order drawn (rank 1 first); default: by the first method's estimate,
+        highest first.
+    ylabel : str, default "θ"
+        Label of the y axis.
+    title : str, optional
+        Title of the panel.
+
+    Returns
+    -------
+    matplotlib.axes.Axes
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"system": list("abc"), "method": "Lang–Reiczigel",
+    ...                       "estimate": [0.5, 0.7, 0.6], "lower": [0.4, 0.6, 0.5],
+    ...                       "upper": [0.6, 0.8, 0.7]})
+    >>> axis = plot_ranked(frame)
+    >>> axis.get_xlabel()
+    'rank (names in the tables)'
+    """
+    _require(frame, [label_col, "method", "estimate", "lower", "upper"], "plot_ranked")
+    if ax is None:
+        import matplotlib.pyplot as plt
+
+        _, ax = plt.subplots(figsize=(12, 4))
+    order = _order_by(frame, label_col) if order is None else list(order)
+    _ranked_panel(ax, frame, label_col, order)
+    ax.set_xlabel("rank (names in the tables)")
+    ax.set_ylabel(plain_label(ylabel))
+    if title:
+        ax.set_title(plain_label(title))
+    ax.legend(loc="best", fontsize="small")
     return ax

@@ -32,17 +32,77 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayesjudge._io import atomic_write
+from bayesjudge._text import markdown_escape, terminal_safe
 from bayesjudge._version import __version__
 from bayesjudge.compare import compare
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.core.naive import naive
 from bayesjudge.core.youden import youden, youden_difference
 from bayesjudge.data import JudgeCounts
-from bayesjudge.diagnostics import check_comparison, format_probability, judge_diagnostics
+from bayesjudge.diagnostics import (
+    MAX_LISTED,
+    check_comparison,
+    emit_grouped,
+    format_probability,
+    judge_diagnostics,
+    posterior_differences,
+)
 from bayesjudge.estimate import LOW_J_THRESHOLD, estimate
 from bayesjudge.warnings import BayesJudgeWarning
 
-__all__ = ["SECTIONS", "Report", "ReportSection", "build_report", "write_report"]
+__all__ = [
+    "ALL_PAIRS_MAX_SYSTEMS",
+    "FIGURE_ROWS_MAX",
+    "SECTIONS",
+    "Report",
+    "ReportSection",
+    "build_report",
+    "write_report",
+]
+
+#: Up to this many systems the report compares every pair (45 pairs for 10 systems). Beyond,
+#: the number of pairs grows quadratically (300 systems: 44,850), so the report compares each
+#: system with the best one and with its neighbours in rank (2K − 3 pairs), and writes the
+#: closed-form Δθ and ΔJ of every pair to ``comparisons_all_pairs.csv`` beside the report.
+ALL_PAIRS_MAX_SYSTEMS = 10
+#: A figure draws one labelled row per system (or pair) up to this many rows; beyond, it
+#: summarises: estimates with intervals against their rank, names in the tables.
+FIGURE_ROWS_MAX = 40
+
+
+class _Plain(str):
+    """Text from user data (names, messages quoting names): shown literally, never as markup.
+
+    A block's text may be a ``str`` (the report's own text, with ```code``` and ``**bold**``)
+    or a list of parts mixing ``str`` and ``_Plain``; ``_Plain`` parts are escaped for
+    Markdown (:func:`bayesjudge._text.markdown_escape`) and for HTML (:func:`html.escape`,
+    without the code/bold markup).
+    """
+
+
+def _md_text(value) -> str:
+    if isinstance(value, _Plain):
+        return markdown_escape(value)
+    if isinstance(value, str):
+        return value
+    return "".join(_md_text(part) for part in value)
+
+
+def _html_text(value) -> str:
+    if isinstance(value, _Plain):
+        return html.escape(terminal_safe(value))
+    if isinstance(value, str):
+        return _inline_html(value)
+    return "".join(_html_text(part) for part in value)
+
+
+def _head_text(value) -> str:
+    """Return the leading markup of a block's text (for the warning level of a list item)."""
+    if isinstance(value, str):
+        return "" if isinstance(value, _Plain) else value
+    return _head_text(value[0]) if value else ""
+
 
 #: The report's sections, in order: key and title. Every report has all of them; a section
 #: whose content does not apply (e.g. comparisons of a single system) says why.
@@ -134,7 +194,11 @@ class Report:
     tables : dict of str to pandas.DataFrame
         ``"counts"``, ``"theta"``, ``"judge"``, ``"diagnoses"``, ``"settings"`` always;
         ``"theta_total"``, ``"theta_difference"``, ``"youden_difference"``,
-        ``"calibration_scale"`` (hierarchical fit) and ``"ppc"`` when they apply.
+        ``"calibration_scale"`` (hierarchical fit) and ``"ppc"`` when they apply. With more
+        than :data:`ALL_PAIRS_MAX_SYSTEMS` systems the difference tables hold each system
+        against the best one and its neighbour in rank (column ``comparison``), and
+        ``"all_pairs"`` the closed-form Δθ and ΔJ of every pair (saved as
+        ``comparisons_all_pairs.csv``).
     figures : dict of str to bytes
         PNG images: ``"theta_forest"``, ``"judge"``, and ``"theta_difference"`` (two or more
         systems) and ``"ppc"`` (with a fit).
@@ -177,15 +241,15 @@ class Report:
         -------
         str
         """
-        out = [f"# {self.title}", ""]
+        out = [f"# {markdown_escape(self.title)}", ""]
         for section in self.sections:
             out += [f"## {section.title}", ""]
             for block in section.blocks:
                 kind = block[0]
                 if kind == "p":
-                    out += [block[1], ""]
+                    out += [_md_text(block[1]), ""]
                 elif kind == "list":
-                    out += [f"- {item}" for item in block[1]] + [""]
+                    out += [f"- {_md_text(item)}" for item in block[1]] + [""]
                 elif kind == "table":
                     _, name, caption = block
                     out += [f"*{caption}*", "", _markdown_table(_display(self.tables[name])), ""]
@@ -210,13 +274,13 @@ class Report:
             for block in section.blocks:
                 kind = block[0]
                 if kind == "p":
-                    body.append(f"<p>{_inline_html(block[1])}</p>")
+                    body.append(f"<p>{_html_text(block[1])}</p>")
                 elif kind == "list":
                     items = []
                     for item in block[1]:
-                        level = re.match(r"\*\*(error|warning|info)\*\*", item)
+                        level = re.match(r"\*\*(error|warning|info|caution)\*\*", _head_text(item))
                         cls = f' class="{level.group(1)}"' if level else ""
-                        items.append(f"<li{cls}>{_inline_html(item)}</li>")
+                        items.append(f"<li{cls}>{_html_text(item)}</li>")
                     body.append("<ul>" + "".join(items) + "</ul>")
                 elif kind == "table":
                     _, name, caption = block
@@ -249,18 +313,28 @@ class Report:
         Returns
         -------
         dict of str to pathlib.Path
-            ``"markdown"``, ``"html"`` and one entry per figure name.
+            ``"markdown"``, ``"html"``, one entry per figure name and, for a report of more
+            than :data:`ALL_PAIRS_MAX_SYSTEMS` systems, ``"all_pairs"``
+            (``comparisons_all_pairs.csv``: closed-form Δθ and ΔJ of every pair).
+
+        Notes
+        -----
+        Both pages are rendered before anything is written, and every file is written
+        atomically (:func:`bayesjudge._io.atomic_write`: a temporary file renamed into
+        place), the pages last: a failure or an interruption leaves no half-written file,
+        and no new ``report.md`` or ``report.html`` unless every file they refer to is there.
         """
+        markdown, page = self.to_markdown(), self.to_html()
         out = Path(out_dir).expanduser()
         out.mkdir(parents=True, exist_ok=True)
         paths = {}
         for name, png in self.figures.items():
-            paths[name] = out / f"{name}.png"
-            paths[name].write_bytes(png)
-        paths["markdown"] = out / "report.md"
-        paths["markdown"].write_text(self.to_markdown(), encoding="utf-8")
-        paths["html"] = out / "report.html"
-        paths["html"].write_text(self.to_html(), encoding="utf-8")
+            paths[name] = atomic_write(out / f"{name}.png", png)
+        if "all_pairs" in self.tables:
+            csv = self.tables["all_pairs"].to_csv(index=False, float_format="%.6g")
+            paths["all_pairs"] = atomic_write(out / "comparisons_all_pairs.csv", csv)
+        paths["markdown"] = atomic_write(out / "report.md", markdown)
+        paths["html"] = atomic_write(out / "report.html", page)
         return paths
 
     def __repr__(self) -> str:
@@ -286,7 +360,7 @@ def _fmt(x) -> str:
         return str(int(x))
     if isinstance(x, (float, np.floating)):
         return f"{x:.3f}"
-    return str(x)
+    return _Plain(x)  # names and messages: user data, escaped when rendered
 
 
 def _display(frame: pd.DataFrame) -> pd.DataFrame:
@@ -308,9 +382,16 @@ def _display(frame: pd.DataFrame) -> pd.DataFrame:
                     cell += f" [{lo:.3f}, {hi:.3f}]"
                 cells.append(cell)
             out[_HEADERS.get(col, col)] = cells
+        elif col in _OWN_TEXT:  # the report's own words, not user data
+            out[_HEADERS.get(col, col)] = [str(_fmt(v)) for v in values]
         else:
             out[_HEADERS.get(col, col)] = [_fmt(v) for v in values]
-    return pd.DataFrame(out)
+    return pd.DataFrame(out, dtype=object)
+
+
+#: Text columns that hold the report's own words; every other text cell is user data (names,
+#: messages quoting them) and is escaped when rendered.
+_OWN_TEXT = frozenset({"setting", "method", "variable", "code", "level", "comparison"})
 
 
 #: Column headers of the rendered tables (the numeric tables keep the short names).
@@ -339,6 +420,8 @@ _HEADERS = {
 
 def _markdown_table(frame: pd.DataFrame) -> str:
     def cell(value) -> str:
+        if isinstance(value, _Plain):
+            return markdown_escape(value)
         return str(value).replace("|", "\\|").replace("\n", " ")
 
     lines = ["| " + " | ".join(cell(c) for c in frame.columns) + " |"]
@@ -358,8 +441,10 @@ def _html_table(frame: pd.DataFrame, caption: str, name: str) -> str:
     head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
 
     def cell(value) -> str:
-        text = str(value)
-        numeric = text == "—" or re.match(r"^[-+<>]?\s*[\d.]", text) is not None
+        text = terminal_safe(value)
+        numeric = not isinstance(value, _Plain) and (
+            text == "—" or re.match(r"^[-+<>]?\s*[\d.]", text) is not None
+        )
         return (
             f"<td>{html.escape(text)}</td>"
             if numeric
@@ -425,17 +510,19 @@ def _theta_table(counts, alpha, fit, ci_prob, collected):
         naive_est = estimate(counts, method="naive", alpha=alpha)
         corrected = estimate(counts, method="lang-reiczigel", alpha=alpha)
     collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
-    rows = []
-    for _, _, system, stratum, _ in _groups(counts):
-        where = {"system": system, "stratum": stratum}
-        row = {"system": system, "stratum": stratum}
-        for name, result in (("naive", naive_est), ("corrected", corrected)):
-            r = result.sel(where)
-            row[name] = float(r["estimate"])
-            row[f"{name}_lower"] = float(r["ci"].sel(ci_bound="lower"))
-            row[f"{name}_upper"] = float(r["ci"].sel(ci_bound="upper"))
-        rows.append(row)
-    frame = pd.DataFrame(rows)
+    n_strata = len(counts.strata)
+    columns = {
+        "system": np.repeat(np.asarray(counts.systems, dtype=object), n_strata),
+        "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(counts.systems)),
+    }
+    for name, result in (("naive", naive_est), ("corrected", corrected)):
+        # One (system, stratum) row each, in the counts' order (no per-row selection).
+        result = result.sel(system=counts.systems, stratum=counts.strata)
+        ci = result["ci"].transpose("system", "stratum", "ci_bound").values.reshape(-1, 2)
+        columns[name] = result["estimate"].transpose("system", "stratum").values.ravel()
+        columns[f"{name}_lower"], columns[f"{name}_upper"] = ci[:, 0], ci[:, 1]
+    frame = pd.DataFrame({k: v if k in ("system", "stratum") else np.asarray(v, dtype=float)
+                          for k, v in columns.items()})  # fmt: skip
     if fit is not None:
         stats = _posterior_stats(fit, "theta", ci_prob, counts)
         frame["bayes"], frame["bayes_lower"], frame["bayes_upper"] = stats
@@ -478,98 +565,184 @@ def _judge_table(counts, alpha, fit, ci_prob):
     return frame
 
 
-def _pairs(counts):
-    return [(a, b, f"{a} - {b}") for a, b in combinations(counts.systems, 2)]
+def _pairs(counts, pairs=None):
+    """Return ``(a, b, "a - b")`` per compared pair: every pair, or the index pairs given."""
+    if pairs is None:
+        return [(a, b, f"{a} - {b}") for a, b in combinations(counts.systems, 2)]
+    systems = counts.systems
+    return [(systems[i], systems[j], f"{systems[i]} - {systems[j]}") for i, j in pairs]
 
 
-def comparison_rows(fit, var: str, ci_prob: float) -> pd.DataFrame:
+def _shown_pairs(counts, theta: pd.DataFrame) -> list[tuple[int, int]] | None:
+    """Return the pairs a report compares: all (None) up to ALL_PAIRS_MAX_SYSTEMS systems.
+
+    Beyond, the systems are ranked by their corrected θ̂ (mean over strata) and each is
+    compared with the best one and with the next one in rank: 2K − 3 pairs, oriented so that
+    the higher-ranked system comes first. These answer "how far is each system from the best?"
+    and "is each step of the ranking decided?"; every other pair is in the CSV file.
+    """
+    n_systems = len(counts.systems)
+    if n_systems <= ALL_PAIRS_MAX_SYSTEMS:
+        return None
+    score = theta["corrected"].to_numpy(float).reshape(n_systems, -1)
+    finite = np.isfinite(score)
+    mean = np.where(finite, score, 0.0).sum(1) / np.maximum(finite.sum(1), 1)
+    mean = np.where(finite.any(1), mean, -np.inf)
+    order = [int(i) for i in np.argsort(-mean, kind="stable")]
+    best = order[0]
+    pairs = [(best, other) for other in order[1:]]
+    pairs += [(order[r], order[r + 1]) for r in range(1, n_systems - 1)]
+    return pairs
+
+
+def _all_pairs_table(counts, alpha) -> pd.DataFrame:
+    """Closed-form Δθ (delta method) and ΔJ (Newcombe) of every pair and stratum, vectorised.
+
+    The CSV file beside a report of more than ALL_PAIRS_MAX_SYSTEMS systems: the numbers of
+    ``bayesjudge.diagnostics.judge_diagnostics`` (``delta_theta``, ``delta_theta_ci``,
+    ``prob_greater``, ``delta_youden``, ``delta_youden_ci``) for all K(K − 1)/2 pairs.
+    """
+    from bayesjudge.diagnostics import _comparison_table
+
+    table = _comparison_table(counts, alpha)
+    ds = counts.dataset
+    first = table["first"].values
+    second = table["second"].values
+    position = {s: i for i, s in enumerate(counts.systems)}
+    ia = np.array([position[a] for a in first], dtype=int)
+    ib = np.array([position[b] for b in second], dtype=int)
+    cal = {f: ds[f].transpose("system", "stratum").values.astype(float) for f in _CAL}
+    frame = {
+        "pair": np.repeat(table["pair"].values, len(counts.strata)),
+        "first": np.repeat(first, len(counts.strata)),
+        "second": np.repeat(second, len(counts.strata)),
+        "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(ia)),
+        "delta_theta": table["delta_theta"].values.ravel(),
+        "delta_theta_lower": table["delta_theta_ci"].sel(ci_bound="lower").values.ravel(),
+        "delta_theta_upper": table["delta_theta_ci"].sel(ci_bound="upper").values.ravel(),
+        "delta_theta_se": table["delta_theta_se"].values.ravel(),
+        "prob_greater": table["prob_greater"].values.ravel(),
+    }
+    if "system" not in counts.calibration_shared_over:
+        valid = np.minimum.reduce([cal[f][ia] for f in ("m0", "m1")] +
+                                  [cal[f][ib] for f in ("m0", "m1")]) > 0  # fmt: skip
+        args = [np.where(valid, cal[f][x], 1.0) for x in (ia, ib) for f in _CAL]
+        d = youden_difference(*args, alpha=alpha, method="newcombe")
+        for name, v in (("delta_J", d.estimate), ("delta_J_lower", d.lower),
+                        ("delta_J_upper", d.upper)):  # fmt: skip
+            frame[name] = np.where(valid, np.asarray(v, dtype=float), np.nan).ravel()
+    return pd.DataFrame(frame)
+
+
+_CAL = ("tn", "m0", "tp", "m1")
+
+
+def comparison_rows(fit, var: str, ci_prob: float, pairs=None) -> pd.DataFrame:
     """``fit.compare`` of ``var`` between systems as tidy rows (one per pair and stratum).
 
     Columns ``pair``, ``stratum`` (None when ``var`` has no stratum dim), ``mean``, ``sd``,
     ``median``, ``lower``, ``upper`` (the equal-tailed interval) and ``prob_greater``; shared
-    by the report's tables and ``bayesjudge fit``.
+    by the report's tables and ``bayesjudge fit``. ``pairs`` (index pairs ``(i, j)``) limits
+    the rows to those pairs (:func:`bayesjudge.diagnostics.posterior_differences`: the same
+    numbers, without the draws of every pair in memory).
     """
-    comp = fit.compare(dim="system", var=var, ci_prob=ci_prob)
-    rows = []
+    if pairs is None:
+        comp = fit.compare(dim="system", var=var, ci_prob=ci_prob)
+    else:
+        comp = posterior_differences(fit, var, pairs, ci_prob)
     strata = comp["stratum"].values.tolist() if "stratum" in comp.dims else [None]
-    for pair in comp["pair"].values.tolist():
-        for stratum in strata:
-            sel = {"pair": pair} if stratum is None else {"pair": pair, "stratum": stratum}
-            c = comp.sel(sel)
-            rows.append(
-                {
-                    "pair": pair,
-                    "stratum": stratum,
-                    **{k: float(c[k]) for k in ("mean", "sd", "median")},
-                    "lower": float(c["ci"].sel(ci_bound="lower")),
-                    "upper": float(c["ci"].sel(ci_bound="upper")),
-                    "prob_greater": float(c["prob_greater"]),
-                }
-            )
-    return pd.DataFrame(rows)
+    dims = ("pair", "stratum") if "stratum" in comp.dims else ("pair",)
+    ci = comp["ci"].transpose(*dims, "ci_bound").values.reshape(-1, 2)
+    columns = {k: comp[k].transpose(*dims).values.ravel() for k in ("mean", "sd", "median")}
+    frame = pd.DataFrame(
+        {
+            "pair": np.repeat(np.asarray(comp["pair"].values, dtype=object), len(strata)),
+            "stratum": np.tile(np.asarray(strata, dtype=object), comp.sizes["pair"]),
+            **{k: v.astype(float) for k, v in columns.items()},
+            "lower": ci[:, 0].astype(float),
+            "upper": ci[:, 1].astype(float),
+            "prob_greater": comp["prob_greater"].transpose(*dims).values.ravel().astype(float),
+        }
+    )
+    return frame
 
 
-def _posterior_columns(fit, var, ci_prob, name):
+def _posterior_columns(fit, var, ci_prob, name, pairs=None):
     """``comparison_rows`` renamed to ``name``, ``name_lower``, ``name_upper`` (+ P)."""
-    rows = comparison_rows(fit, var, ci_prob).drop(columns=["sd", "median"])
+    rows = comparison_rows(fit, var, ci_prob, pairs).drop(columns=["sd", "median"])
     return rows.rename(columns={"mean": name, "lower": f"{name}_lower", "upper": f"{name}_upper"})
 
 
-def _difference_table(counts, alpha, fit, ci_prob, comparison, collected):
+def _difference_table(counts, alpha, fit, ci_prob, comparison, collected, pairs=None):
     """Δθ per pair and stratum: frequentist (bayesjudge.compare) and Bayesian (fit.compare)."""
-    rows = {
-        (pair, stratum): {"pair": pair, "stratum": stratum}
-        for _, _, pair in _pairs(counts)
-        for stratum in counts.strata
-    }
+    labels = _pairs(counts, pairs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BayesJudgeWarning)
-        freq = compare(counts, **comparison)
+        if pairs is None:
+            freq = compare(counts, **comparison)
+        else:
+            freq = compare(counts, **comparison, pairs=[(a, b) for a, b, _ in labels])
     collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
-    for row in rows.values():
-        r = freq.sel(pair=row["pair"], stratum=row["stratum"])
-        row["frequentist"] = float(r["estimate"])
-        row["frequentist_lower"] = float(r["ci"].sel(ci_bound="lower"))
-        row["frequentist_upper"] = float(r["ci"].sel(ci_bound="upper"))
-    frame = pd.DataFrame(list(rows.values()))
+    n_strata = len(counts.strata)
+    freq_rows = freq.transpose("pair", "stratum", "ci_bound")
+    ci = freq_rows["ci"].values.reshape(-1, 2)
+    frame = pd.DataFrame(
+        {
+            "pair": np.repeat(np.asarray([p for _, _, p in labels], dtype=object), n_strata),
+            "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(labels)),
+            "frequentist": freq_rows["estimate"].values.ravel().astype(float),
+            "frequentist_lower": ci[:, 0].astype(float),
+            "frequentist_upper": ci[:, 1].astype(float),
+        }
+    )
     if fit is not None:
-        bayes = _posterior_columns(fit, "theta", ci_prob, "bayes_difference")
+        bayes = _posterior_columns(fit, "theta", ci_prob, "bayes_difference", pairs)
         frame = frame.merge(bayes, on=["pair", "stratum"], how="left")
         if "theta_total" in fit.posterior.data_vars:
-            total = _posterior_columns(fit, "theta_total", ci_prob, "bayes_difference")
+            total = _posterior_columns(fit, "theta_total", ci_prob, "bayes_difference", pairs)
             total["stratum"] = "all strata (θ_total)"
             for col in frame.columns:
                 if col not in total:
                     total[col] = np.nan
             frame = pd.concat([frame, total[frame.columns]], ignore_index=True)
+    if pairs is not None:  # many systems: say which comparison each row is
+        best = len(counts.systems) - 1  # the first K - 1 pairs: the best against each other
+        kind = {p: _WITH_BEST if i < best else _NEIGHBOURS for i, (_, _, p) in enumerate(labels)}
+        frame.insert(1, "comparison", frame["pair"].map(kind))
     return frame, freq
 
 
-def _youden_difference_table(counts, alpha, fit, ci_prob):
-    rows = []
+_WITH_BEST = "with the best system"
+_NEIGHBOURS = "between neighbours in rank"
+
+
+def _youden_difference_table(counts, alpha, fit, ci_prob, pairs=None):
+    labels = _pairs(counts, pairs)
+    position = {s: i for i, s in enumerate(counts.systems)}
+    ia = np.array([position[a] for a, _, _ in labels], dtype=int)
+    ib = np.array([position[b] for _, b, _ in labels], dtype=int)
     ds = counts.dataset
-    index = {s: i for i, s in enumerate(counts.systems)}
-    for a, b, pair in _pairs(counts):
-        for j, stratum in enumerate(counts.strata):
-            ca = {f: int(ds[f].values[index[a], j]) for f in ("tn", "m0", "tp", "m1")}
-            cb = {f: int(ds[f].values[index[b], j]) for f in ("tn", "m0", "tp", "m1")}
-            row = {"pair": pair, "stratum": stratum}
-            if min(ca["m0"], ca["m1"], cb["m0"], cb["m1"]) > 0:
-                d = youden_difference(
-                    *(ca[f] for f in ("tn", "m0", "tp", "m1")),
-                    *(cb[f] for f in ("tn", "m0", "tp", "m1")),
-                    alpha=alpha,
-                    method="newcombe",
-                )
-                row["closed_form"], row["closed_form_lower"], row["closed_form_upper"] = (
-                    float(v) for v in d
-                )
-            else:
-                row["closed_form"] = row["closed_form_lower"] = row["closed_form_upper"] = np.nan
-            rows.append(row)
-    frame = pd.DataFrame(rows)
+    cal = {f: ds[f].transpose("system", "stratum").values for f in _CAL}
+    valid = np.minimum.reduce([cal[f][x] for x in (ia, ib) for f in ("m0", "m1")]) > 0
+    columns = {}
+    if valid.any():
+        args = [np.where(valid, cal[f][x], 1) for x in (ia, ib) for f in _CAL]
+        d = youden_difference(*args, alpha=alpha, method="newcombe")
+        for key, v in (("", d.estimate), ("_lower", d.lower), ("_upper", d.upper)):
+            columns[f"closed_form{key}"] = np.where(valid, np.asarray(v, dtype=float), np.nan)
+    else:
+        for key in ("", "_lower", "_upper"):
+            columns[f"closed_form{key}"] = np.full(valid.shape, np.nan)
+    n_strata = len(counts.strata)
+    frame = pd.DataFrame(
+        {
+            "pair": np.repeat(np.asarray([p for _, _, p in labels], dtype=object), n_strata),
+            "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(labels)),
+            **{k: v.ravel() for k, v in columns.items()},
+        }
+    )
     if fit is not None and "system" in fit.posterior["youden"].dims:
-        bayes = _posterior_columns(fit, "youden", ci_prob, "bayes_youden")
+        bayes = _posterior_columns(fit, "youden", ci_prob, "bayes_youden", pairs)
         bayes = bayes.drop(columns="prob_greater")
         if "stratum" not in fit.posterior["youden"].dims:
             frame = frame.merge(bayes.drop(columns="stratum"), on="pair", how="left")
@@ -581,19 +754,21 @@ def _youden_difference_table(counts, alpha, fit, ci_prob):
 def _add_bootstrap_and_bias(frame, diag):
     """Add judge_diagnostics' bootstrap ΔJ interval and Fiedler App. C shared-design bias."""
     frame = frame.copy()
-    for col in ("bootstrap", "bootstrap_lower", "bootstrap_upper", "shared_bias"):
-        frame[col] = np.nan
-    for i, row in frame.iterrows():
-        where = {"pair": row["pair"], "stratum": row["stratum"]}
-        try:
-            d = diag.sel(where)
-        except KeyError:
-            continue
-        frame.loc[i, "bootstrap"] = float(d["delta_youden"])
-        ci = d["delta_youden_bootstrap_ci"]
-        frame.loc[i, "bootstrap_lower"] = float(ci.sel(ci_bound="lower"))
-        frame.loc[i, "bootstrap_upper"] = float(ci.sel(ci_bound="upper"))
-        frame.loc[i, "shared_bias"] = float(d["shared_bias"])
+    at_pair = {p: i for i, p in enumerate(diag["pair"].values.tolist())}
+    at_stratum = {s: i for i, s in enumerate(diag["stratum"].values.tolist())}
+    rows = [(at_pair.get(p), at_stratum.get(s)) for p, s in zip(frame["pair"], frame["stratum"],
+                                                                strict=True)]  # fmt: skip
+    found = np.array([p is not None and s is not None for p, s in rows], dtype=bool)
+    index = (np.array([r[0] or 0 for r in rows], dtype=int),
+             np.array([r[1] or 0 for r in rows], dtype=int))  # fmt: skip
+    boot = diag["delta_youden_bootstrap_ci"].transpose("pair", "stratum", "ci_bound").values
+    for col, values in (
+        ("bootstrap", diag["delta_youden"].transpose("pair", "stratum").values),
+        ("bootstrap_lower", boot[..., 0]),
+        ("bootstrap_upper", boot[..., 1]),
+        ("shared_bias", diag["shared_bias"].transpose("pair", "stratum").values),
+    ):
+        frame[col] = np.where(found, values[index], np.nan) if rows else np.nan
     first = ["pair", "stratum", "closed_form", "closed_form_lower", "closed_form_upper"]
     first += ["bootstrap", "bootstrap_lower", "bootstrap_upper"]
     return frame[first + [c for c in frame.columns if c not in first and c != "shared_bias"]
@@ -637,24 +812,25 @@ def _ppc_table(check, ci_prob: float, counts: JudgeCounts) -> pd.DataFrame:
     return out
 
 
-def _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes, freq=None):
-    """Return check_comparison's records (emitted when warn) and judge_diagnostics' Dataset."""
+def _diagnoses(counts, fit, alpha, target_width, random_seed, notes, freq=None, pairs=None):
+    """Return check_comparison's records (not emitted) and judge_diagnostics' Dataset."""
     try:
-        diag = judge_diagnostics(counts, fit, alpha=alpha, random_seed=random_seed)
+        labels = None if pairs is None else [(a, b) for a, b, _ in _pairs(counts, pairs)]
+        diag = judge_diagnostics(counts, fit, alpha=alpha, random_seed=random_seed, pairs=labels)
         records = list(
             check_comparison(
                 counts,
                 fit,
                 target_width=target_width,
                 alpha=alpha,
-                warn=warn,
+                warn=False,
                 random_seed=random_seed,
                 differences=freq,
                 diagnostics=diag,
             )
         )
     except ValueError as err:
-        notes.append(f"The judge diagnostics could not run: {err}")
+        notes.append(["The judge diagnostics could not run: ", _Plain(err)])
         return [], None
     return records, diag
 
@@ -672,6 +848,30 @@ def _level(record) -> str:
     return str(getattr(record, "level", "warning"))
 
 
+def _emit_estimator_warnings(caught) -> None:
+    """Re-emit the estimators' warnings, one per category and distinct message count.
+
+    One message as it is; several of a category as one warning that shows the first
+    :data:`~bayesjudge.diagnostics.MAX_LISTED` and says how many more are in the report.
+    """
+    by_category: dict = {}
+    for w in caught:
+        by_category.setdefault(w.category, [])
+        if str(w.message) not in by_category[w.category]:
+            by_category[w.category].append(str(w.message))
+    for category, messages in by_category.items():
+        if len(messages) == 1:
+            warnings.warn(messages[0], category, stacklevel=3)
+            continue
+        more = len(messages) - MAX_LISTED
+        text = f"{len(messages)} warnings of this kind from the estimators: " + " | ".join(
+            messages[:MAX_LISTED]
+        )
+        if more > 0:
+            text += f" | and {more} more (every one is in section 7 of the report)."
+        warnings.warn(text, category, stacklevel=3)
+
+
 # ----------------------------------------------------------------------------- build
 
 
@@ -687,6 +887,7 @@ def build_report(
     ppc: bool = True,
     warn: bool = True,
     title: str = "LLM-as-a-judge evaluation report",
+    progress: bool | None = None,
 ) -> Report:
     """Build the evaluation report of judge counts, with or without a Bayesian fit.
 
@@ -719,6 +920,10 @@ def build_report(
         Also emit every diagnosis as a Python warning (a :class:`BayesJudgeWarning`).
     title : str
         The report's title.
+    progress : bool, optional
+        Show a progress bar of the report's steps (tables, comparisons, diagnostics,
+        figures) on stderr. None (default) shows it only in a terminal or a notebook, never
+        in tests or CI (:func:`bayesjudge._progress.show_progress`).
 
     Returns
     -------
@@ -775,6 +980,8 @@ def build_report(
     collected: list = []
     notes: list[str] = []
 
+    bar = _progress_bar(progress, n_systems)
+    _step(bar, "θ and judge tables")
     tables: dict[str, pd.DataFrame] = {"counts": _counts_table(counts)}
     tables["theta"] = _theta_table(counts, alpha, fit, ci_prob, collected)
     tables["judge"] = _judge_table(counts, alpha, fit, ci_prob)
@@ -803,25 +1010,36 @@ def build_report(
         "random_seed": random_seed,
     }
     freq = None
+    pairs = _shown_pairs(counts, tables["theta"])
+    _step(bar, "comparisons")
     if n_systems >= 2:
         tables["theta_difference"], freq = _difference_table(
-            counts, alpha, fit, ci_prob, comparison, collected
+            counts, alpha, fit, ci_prob, comparison, collected, pairs
         )
         if not shared_systems:
-            tables["youden_difference"] = _youden_difference_table(counts, alpha, fit, ci_prob)
-    records, diag = _diagnoses(counts, fit, alpha, target_width, warn, random_seed, notes, freq)
+            tables["youden_difference"] = _youden_difference_table(
+                counts, alpha, fit, ci_prob, pairs
+            )
+    if pairs is not None:
+        tables["all_pairs"] = _all_pairs_table(counts, alpha)
+    _step(bar, "diagnostics")
+    records, diag = _diagnoses(counts, fit, alpha, target_width, random_seed, notes, freq, pairs)
     recommendation = None if diag is None else diag.attrs.get("recommendation")
     if diag is not None and "youden_difference" in tables:
         tables["youden_difference"] = _add_bootstrap_and_bias(tables["youden_difference"], diag)
     codes = {getattr(r, "code", "") for r in records}
+    if warn:  # one warning per kind: a report of many systems must not flood the terminal
+        emit_grouped(records, stacklevel=2, total="every case is in section 7 of the report")
+    estimator_warnings = []
     for w in collected:
         category = w.category.__name__
         # check_comparison reports low J itself, with the 1/J amplification; keep one of them.
         if category == "LowJudgeQualityWarning" and "low_j" in codes:
             continue
         records.append(_Record(category, "warning", str(w.message)))
-        if warn:
-            warnings.warn(str(w.message), w.category, stacklevel=2)
+        estimator_warnings.append(w)
+    if warn:
+        _emit_estimator_warnings(estimator_warnings)
     tables["diagnoses"] = pd.DataFrame(
         [
             {"code": getattr(r, "code", ""), "level": _level(r), "message": r.message}
@@ -831,6 +1049,7 @@ def build_report(
     )
 
     check = None
+    _step(bar, "posterior predictive check")
     if fit is not None and ppc:
         check = fit.ppc(random_seed=random_seed)
         tables["ppc"] = _ppc_table(check, ci_prob, counts)
@@ -840,11 +1059,37 @@ def build_report(
     tables["settings"] = pd.DataFrame(
         {"setting": list(settings), "value": [str(v) for v in settings.values()]}
     )
+    _step(bar, "figures")
     figures = _figures(tables, check, ci_prob)
     sections = _sections(
         counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob
     )
+    _step(bar, None)
     return Report(title, sections, tables, figures, records, settings)
+
+
+def _progress_bar(progress, n_systems: int):
+    """Return a tqdm bar over the report's steps, or None when no bar is to be shown."""
+    from bayesjudge._progress import show_progress
+
+    if not show_progress(progress):
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=5, desc=f"report of {n_systems} systems", unit="step", leave=False)
+
+
+def _step(bar, what: str | None) -> None:
+    """Start step ``what`` on the bar (close it when None)."""
+    if bar is None:
+        return
+    if what is None:
+        bar.update(bar.total - bar.n)
+        bar.close()
+        return
+    if bar.n or bar.postfix:
+        bar.update(1)
+    bar.set_postfix_str(what)
 
 
 def _total_stats(fit, ci_prob):
@@ -931,24 +1176,38 @@ def _figures(tables, check, ci_prob) -> dict[str, bytes]:
     long["system"] = long["system"].astype(str)
     n_strata = long["stratum"].nunique()
     n_systems = long["system"].nunique()
-    figures["theta_forest"] = _png(
-        lambda ax: plot_theta_forest(long, ax=ax),
-        n_strata,
-        min(4.2 * n_strata, 16),
-        0.55 * n_systems + 1.8,
-    )
+    many = n_systems > FIGURE_ROWS_MAX
+    if many:  # one column per system, by rank: a forest plot would be metres tall
+        figures["theta_forest"] = _png(
+            lambda ax: _ranked_panels(long, "system", ax, "true accuracy θ"),
+            n_strata,
+            12,
+            3.6 * n_strata + 0.6,
+            stacked=True,
+        )
+    else:
+        figures["theta_forest"] = _png(
+            lambda ax: plot_theta_forest(long, ax=ax),
+            n_strata,
+            min(4.2 * n_strata, 16),
+            0.55 * n_systems + 1.8,
+        )
     judge = tables["judge"].copy()
     judge["system"] = judge["system"].astype(str)
     groups = len(judge[["system", "stratum"]].drop_duplicates())
-    figures["judge"] = _png(
-        lambda ax: plot_judge(judge, ax=ax), 3, 12, min(0.5 * groups + 1.8, 0.3 * groups + 3)
-    )
+    if groups > FIGURE_ROWS_MAX:
+        figures["judge"] = _png(lambda ax: _judge_ranked(judge, ax), 3, 12, 10, stacked=True)
+    else:
+        figures["judge"] = _png(
+            lambda ax: plot_judge(judge, ax=ax), 3, 12, min(0.5 * groups + 1.8, 0.3 * groups + 3)
+        )
     if "theta_difference" in tables:
         diff = tables["theta_difference"]
         long = []
         for col, label in (("frequentist", "frequentist"), ("bayes_difference", "Bayesian")):
             if col in diff and diff[col].notna().any():
-                part = diff[["pair", "stratum"]].copy()
+                keep = ["pair", "stratum"] + (["comparison"] if "comparison" in diff else [])
+                part = diff[keep].copy()
                 part["method"] = label
                 part["estimate"] = diff[col]
                 part["lower"], part["upper"] = diff[f"{col}_lower"], diff[f"{col}_upper"]
@@ -959,27 +1218,102 @@ def _figures(tables, check, ci_prob) -> dict[str, bytes]:
             long = long[long["estimate"].notna()]
             panels = long["stratum"].nunique()
             pairs = long["pair"].nunique()
-            # Side by side only while it stays readable; else one panel per stratum, stacked.
-            stacked = panels > 2 or (panels > 1 and pairs > 6)
-            row_height = 0.55 if pairs <= 6 else 0.35
-            figures["theta_difference"] = _png(
-                lambda ax: plot_differences(long, ax=ax),
-                panels,
-                10 if stacked else 5.6 * panels + 1.2,
-                (row_height * pairs + 1.3) * (panels if stacked else 1) + 0.5,
-                stacked=stacked,
-            )
+            if "comparison" in long:  # many systems: with the best, and neighbours in rank
+                kinds = list(dict.fromkeys(long["comparison"]))
+                figures["theta_difference"] = _png(
+                    lambda ax: _difference_ranked(long, kinds, ax),
+                    panels * len(kinds),
+                    12,
+                    3.4 * panels * len(kinds) + 0.6,
+                    stacked=True,
+                )
+            else:
+                # Side by side only while it stays readable; else one panel per stratum.
+                stacked = panels > 2 or (panels > 1 and pairs > 6)
+                row_height = 0.55 if pairs <= 6 else 0.35
+                figures["theta_difference"] = _png(
+                    lambda ax: plot_differences(long, ax=ax),
+                    panels,
+                    10 if stacked else 5.6 * panels + 1.2,
+                    (row_height * pairs + 1.3) * (panels if stacked else 1) + 0.5,
+                    stacked=stacked,
+                )
     if check is not None:
         groups = int(check.observed["k"].size)
-        many = groups > 8
+        wide = groups > 8
+        crowded = groups > FIGURE_ROWS_MAX
+
         figures["ppc"] = _png(
-            lambda ax: plot_ppc(check, ci_prob=ci_prob, ax=ax),
+            # Hundreds of tick labels overlap (and take minutes to lay out): the table names them.
+            lambda ax: plot_ppc(check, ci_prob=ci_prob, ax=ax, tick_labels=not crowded),
             3,
-            max(12, 0.35 * groups) if many else 12,
-            3 * 4.2 if many else 3.8,
-            stacked=many,
+            min(max(12, 0.35 * groups), 16) if wide else 12,
+            3 * 4.2 if wide else 3.8,
+            stacked=wide,
         )
     return figures
+
+
+def _ranked_panels(long, label_col, ax, ylabel):
+    """θ by rank, one panel per stratum (many systems)."""
+    from bayesjudge.plots import plot_ranked
+
+    strata = list(dict.fromkeys(long["stratum"]))
+    for axis, stratum in zip(ax, strata, strict=True):
+        rows = long[long["stratum"] == stratum]
+        ranked = rows[rows["method"] == "Lang–Reiczigel"]
+        order = _order(ranked if len(ranked) else rows, label_col)
+        title = f"stratum {stratum}: " if len(strata) > 1 else ""
+        plot_ranked(rows, ax=axis, label_col=label_col, order=order, ylabel=ylabel,
+                    title=f"{title}{len(order)} systems by corrected θ̂")  # fmt: skip
+        axis.set_ylim(-0.02, 1.02)
+
+
+def _order(rows, label_col):
+    values = rows.groupby(label_col, sort=False)["estimate"].first()
+    key = values.to_numpy(float)
+    key = np.where(np.isnan(key), np.inf, -key)
+    return [values.index[i] for i in np.argsort(key, kind="stable")]
+
+
+def _judge_ranked(judge, ax):
+    """q0, q1 and J of many groups, each sorted by its closed-form estimate."""
+    from bayesjudge.plots import plot_ranked
+
+    several = judge["stratum"].nunique() > 1
+    judge = judge.copy()
+    judge["group"] = [
+        f"{a} / {b}" if several else str(a)
+        for a, b in zip(judge["system"], judge["stratum"], strict=True)
+    ]
+    titles = ("specificity q0", "sensitivity q1", "Youden J = q0 + q1 − 1")
+    for axis, var, title in zip(ax, ("q0", "q1", "J"), titles, strict=True):
+        rows = judge[["group", "method"]].copy()
+        rows["estimate"] = judge[var]
+        rows["lower"], rows["upper"] = judge[f"{var}_lower"], judge[f"{var}_upper"]
+        order = _order(rows[rows["method"] == rows["method"].iloc[0]], "group")
+        plot_ranked(rows, ax=axis, label_col="group", order=order, ylabel=var,
+                    title=f"{title}: {len(order)} groups by estimate")  # fmt: skip
+        if var == "J":
+            axis.axhline(0, color="C3", lw=0.8, ls="--")
+            axis.axhline(0.2, color="0.5", lw=0.8, ls=":")
+
+
+def _difference_ranked(long, kinds, ax):
+    """Δθ with the best system and between neighbours in rank, in rank order (many systems)."""
+    from bayesjudge.plots import plot_ranked
+
+    strata = list(dict.fromkeys(long["stratum"]))
+    axes = iter(ax)
+    for stratum in strata:
+        for kind in kinds:
+            axis = next(axes)
+            rows = long[(long["stratum"] == stratum) & (long["comparison"] == kind)]
+            order = list(dict.fromkeys(rows["pair"]))
+            where = f"stratum {stratum}: " if len(strata) > 1 else ""
+            plot_ranked(rows, ax=axis, label_col="pair", order=order, ylabel="Δθ = θ_a − θ_b",
+                        title=f"{where}Δθ {kind} ({len(order)} pairs, by rank)")  # fmt: skip
+            axis.axhline(0, color="0.3", lw=0.8, ls="--")
 
 
 # ----------------------------------------------------------------------------- sections
@@ -998,12 +1332,13 @@ def _warning_blocks(section: ReportSection, records, tables: dict) -> None:
     items, extra = [], []
     for code, group in by_code.items():
         if len(group) <= _MAX_BULLETS_PER_CODE or not all(hasattr(r, "values") for r in group):
-            items += [f"**{_level(r)}** `{code}`: {r.message}" for r in group]
+            items += [[f"**{_level(r)}** `{code}`: ", _Plain(r.message)] for r in group]
             continue
-        items.append(
+        items.append([
             f"**{_level(group[0])}** `{code}` ({len(group)} cases, each in the table below; the "
-            f"first in full): {group[0].message}"
-        )
+            f"first in full): ",
+            _Plain(group[0].message),
+        ])  # fmt: skip
         rows = []
         for r in group:
             row = {"system or pair": r.system, "stratum": r.stratum}
@@ -1110,8 +1445,10 @@ def _sections(counts, fit, tables, figures, records, recommendation, notes, sett
                 f"{int(v)} in stratum {st}" if n_strata > 1 else f"{int(v)}"
                 for st, v in zip(per_stratum["stratum"].values, per_stratum.values, strict=True)
             )
-            s.text(
-                f"**Paired design**: the systems answered shared items ({items} items answered "
+            s.text([
+                "**Paired design**: the systems answered shared items (",
+                _Plain(items),
+                " items answered "
                 "by every system), and the joint verdict table is used: comparisons resample "
                 "items, keeping each item's verdicts together (Fiedler App. B)"
                 + "."
@@ -1131,8 +1468,8 @@ def _sections(counts, fit, tables, figures, records, recommendation, notes, sett
                         else ""
                     )
                     + "."
-                )
-            )
+                ),
+            ])  # fmt: skip
         else:
             s.text(
                 "**Unpaired design**: no item ids link the systems' test items (no joint verdict "
@@ -1252,6 +1589,16 @@ def _sections(counts, fit, tables, figures, records, recommendation, notes, sett
             if bayes and has_joint
             else ""
         )
+        if "comparison" in tables["theta_difference"]:
+            s.text(
+                f"**{n_systems} systems** make {n_systems * (n_systems - 1) // 2} pairs; the "
+                "tables and figures compare each system with the best one (by corrected θ̂, "
+                "averaged over strata) and with its neighbour in rank "
+                f"({2 * n_systems - 3} pairs, column `comparison`): how far each is from the "
+                "best, and whether each step of the ranking is decided. The closed-form Δθ "
+                "(delta method, with P(θ_a > θ_b)) and ΔJ (Newcombe) of every pair are in "
+                "`comparisons_all_pairs.csv` beside the report."
+            )
         s.table(
             "theta_difference",
             f"Δθ = θ_a − θ_b per pair and stratum with {pct} intervals"
@@ -1307,13 +1654,15 @@ def _sections(counts, fit, tables, figures, records, recommendation, notes, sett
                 "untested assumption here; label a small calibration set per system to check it."
             )
         if recommendation:
-            s.text(
-                f"**Calibration design**: {recommendation} (The rule reports a difference "
+            s.text([
+                "**Calibration design**: ",
+                _Plain(recommendation),
+                " (The rule reports a difference "
                 "only when a simultaneous interval of Δq0, Δq1 or ΔJ excludes 0, a false-alarm "
                 "rate of at most 5 %; it calls sharing defensible only when an upper confidence "
                 "bound of the App. C bias is below half the standard error of Δθ; otherwise it "
-                "keeps system-specific calibration as the safe choice.)"
-            )
+                "keeps system-specific calibration as the safe choice.)",
+            ])  # fmt: skip
 
     s = sections["warnings"]
     if records:

@@ -24,7 +24,12 @@ __all__ = [
 
 
 class BayesJudgeWarning(UserWarning):
-    """Base class of every warning that bayesjudge emits."""
+    """Base class of every warning that bayesjudge emits.
+
+    Names from the user's data (systems, strata, judges) appear in messages with control
+    characters shown escaped (:func:`bayesjudge._text.terminal_safe`), so that a name holding a
+    newline or an ANSI escape code cannot rewrite the terminal.
+    """
 
 
 class LowJudgeQualityWarning(BayesJudgeWarning):
@@ -67,10 +72,13 @@ class CalibrationDesignWarning(BayesJudgeWarning):
 class NearTieWarning(BayesJudgeWarning):
     """A difference Δθ between two systems is a tie or a near tie.
 
-    The Δθ interval includes 0, or misses it by less than half its half-width (``|Δθ|`` < 2.94
-    standard errors for a 95 % interval), so a small residual bias — from calibration
-    mismatch, say — could change or reverse the ranking (Fiedler, Sec. 4.4 and Sec. 7). Report
-    the comparison as undecided, or collect more test or calibration items.
+    The Δθ interval includes 0 (a tie: the data do not say which system is better), or misses
+    it by less than 0.3 of its half-width (a near tie: ``|Δθ|`` < 2.55 standard errors for a
+    95 % interval, P(θ_a > θ_b) between 0.005 and 0.995, about where a 99 % interval would
+    include 0), so a small residual bias — from calibration mismatch, say — could change the
+    conclusion (Fiedler, Sec. 4.4 and Sec. 7). Report the comparison as undecided, or collect
+    more test or calibration items. ``check_comparison`` and the report emit one such warning
+    for all the pairs it concerns, listing a few of them.
     """
 
 

@@ -6,20 +6,53 @@ values and saying how to fix them, so that users never meet a silent NaN.
 
 from __future__ import annotations
 
+import math
+import numbers
+import warnings
+
 import numpy as np
+from scipy.stats import norm
 
 __all__ = [
+    "MAX_COUNT",
+    "MIN_ALPHA",
+    "MIN_RESAMPLES",
+    "RELIABLE_RESAMPLES",
     "as_count",
     "as_probability",
     "as_subcount",
+    "broadcast",
     "check_alpha",
     "check_not_greater",
     "check_open_unit",
+    "check_resamples",
+    "check_seed",
     "format_values",
     "is_seed",
+    "two_sided_z",
+    "youden_is_zero",
 ]
 
 _MAX_SHOWN = 5
+
+#: Largest count the closed forms accept: 2**53, the last integer up to which every whole
+#: number is exactly representable as a float64. The closed forms compute with counts as
+#: floats, so a larger count would be rounded silently (and one of 2**63 or more, stored as
+#: int64, wraps to a negative number). Shared with ``JudgeCounts``.
+MAX_COUNT = 2**53
+
+#: Smallest ``alpha`` accepted: the normal quantile z = Φ⁻¹(1 - alpha/2) (:func:`two_sided_z`)
+#: is accurate while alpha/2 is a normal float64 (above 2.2e-308); 1e-300 (z ≈ 37.1) leaves a
+#: margin and is far below any level of practical use. Some methods need a larger alpha (the
+#: Lang-Reiczigel interval: 1e-6; a bootstrap: at least 2 / n_resamples).
+MIN_ALPHA = 1e-300
+
+#: Fewest bootstrap resamples accepted: with fewer, the percentile interval is decided by a
+#: handful of replicates and need not even contain the point estimate.
+MIN_RESAMPLES = 100
+
+#: Below this many resamples a bootstrap warns that its interval ends carry Monte Carlo error.
+RELIABLE_RESAMPLES = 1000
 
 
 def format_values(values: np.ndarray) -> str:
@@ -28,7 +61,7 @@ def format_values(values: np.ndarray) -> str:
 
     def show(v) -> str:
         v = v.item() if hasattr(v, "item") else v
-        if isinstance(v, float) and v.is_integer():
+        if isinstance(v, float) and v.is_integer() and abs(v) <= MAX_COUNT:
             v = int(v)
         return repr(v)
 
@@ -49,27 +82,79 @@ def as_probability(name: str, value) -> np.ndarray:
     return arr
 
 
+def _python_ints(arr: np.ndarray) -> np.ndarray | None:
+    """Return an object array of Python ints (no bools) as is, anything else as None."""
+    if arr.dtype != object or arr.size == 0:
+        return None
+    flat = arr.ravel()
+    if all(isinstance(v, numbers.Integral) and not isinstance(v, bool | np.bool_) for v in flat):
+        return arr
+    return None
+
+
+def _too_large(name: str, shown: str) -> ValueError:
+    return ValueError(
+        f"{name} must be at most 2**53 = {MAX_COUNT:,} (MAX_COUNT), the largest count that "
+        f"float64 arithmetic represents exactly; got {shown}. Larger counts would be rounded "
+        f"silently. Split the data into groups of at most 2**53 items or rescale the counts."
+    )
+
+
 def as_count(name: str, value, *, positive: bool = False) -> np.ndarray:
     """Return ``value`` as a float array of non-negative (or positive) whole numbers.
 
     Counts are returned as float so that they broadcast with proportions without casts;
-    they are checked to be finite, whole and non-negative.
+    they are checked to be finite, whole, non-negative and at most :data:`MAX_COUNT`
+    (2**53), the largest count that float64 represents exactly. Python integers too large
+    for int64 and unsigned 64-bit integers are checked before any conversion, so that they
+    are refused rather than rounded or wrapped.
     """
     arr = np.asarray(value)
+    ints = _python_ints(arr)
+    if ints is not None:
+        flat = [int(v) for v in ints.ravel()]
+        if any(v < 0 for v in flat):
+            shown = ", ".join(str(v) for v in flat if v < 0)
+            raise ValueError(f"{name} must be a non-negative whole-number count; got [{shown}].")
+        big = [v for v in flat if v > MAX_COUNT]
+        if big:
+            raise _too_large(name, "[" + ", ".join(str(v) for v in big[:5]) + "]")
+        arr = ints.astype(np.int64)
     if arr.dtype == bool or not np.issubdtype(arr.dtype, np.number):
-        raise ValueError(f"{name} must be a whole-number count; got values of type {arr.dtype}.")
+        raise ValueError(
+            f"{name} must be a whole-number count; got values of type {arr.dtype}. Pass "
+            f"integers (or whole floats such as 3.0), not booleans, strings or objects."
+        )
+    if np.issubdtype(arr.dtype, np.complexfloating):
+        raise ValueError(f"{name} must be a real whole-number count; got complex values.")
+    if np.issubdtype(arr.dtype, np.integer) and (arr > MAX_COUNT).any():
+        raise _too_large(name, format_values(arr[arr > MAX_COUNT]))
     arr = arr.astype(float)
     bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.round(arr))
     if bad.any():
         raise ValueError(
             f"{name} must be a non-negative whole-number count; got {format_values(arr[bad])}."
         )
+    if (arr > MAX_COUNT).any():
+        raise _too_large(name, format_values(arr[arr > MAX_COUNT]))
     if positive and (arr <= 0).any():
         raise ValueError(
             f"{name} must be at least 1; got {format_values(arr[arr <= 0])}. "
             f"A group with no items carries no information about this quantity."
         )
     return arr
+
+
+def broadcast(names, *arrays) -> list[np.ndarray]:
+    """Broadcast ``arrays`` against each other; on failure name each argument's shape."""
+    try:
+        return np.broadcast_arrays(*arrays)
+    except ValueError:
+        shapes = ", ".join(f"{n} {np.shape(a)}" for n, a in zip(names, arrays, strict=True))
+        raise ValueError(
+            f"The arguments must broadcast to a common shape; got shapes {shapes}. Pass "
+            f"scalars or arrays whose shapes match (or are 1) axis by axis."
+        ) from None
 
 
 def as_subcount(part_name: str, part, total_name: str, total, *, positive_total: bool = False):
@@ -86,7 +171,7 @@ def as_subcount(part_name: str, part, total_name: str, total, *, positive_total:
 
 def check_not_greater(small_name: str, small, big_name: str, big) -> None:
     """Raise when a sub-count exceeds its total (e.g. ``k > n`` or ``tn > m0``)."""
-    small_arr, big_arr = np.broadcast_arrays(np.asarray(small), np.asarray(big))
+    small_arr, big_arr = broadcast((small_name, big_name), np.asarray(small), np.asarray(big))
     bad = small_arr > big_arr
     if bad.any():
         pairs = ", ".join(
@@ -99,20 +184,168 @@ def check_not_greater(small_name: str, small, big_name: str, big) -> None:
         )
 
 
+def _real_scalar(name: str, value, expected: str) -> float:
+    """Return ``value`` as a float if it is one real number (not a bool, string or array)."""
+    arr = np.asarray(value) if not isinstance(value, str | bytes) else None
+    if (
+        arr is None
+        or arr.ndim != 0
+        or arr.dtype == bool
+        or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating))
+    ):
+        raise ValueError(
+            f"{name} must be a number {expected}, given as one int or float (not a bool, "
+            f"string or array); got {value!r}."
+        )
+    return float(arr)
+
+
 def check_open_unit(name: str, value, hint: str) -> float:
     """Return scalar ``value`` as a float after checking ``0 < value < 1``."""
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a number in (0, 1); got {value!r}.") from None
+    number = _real_scalar(name, value, "in (0, 1)")
     if not 0 < number < 1:
         raise ValueError(f"{name} must be in (0, 1) ({hint}); got {value!r}.")
     return number
 
 
 def check_alpha(alpha) -> float:
-    """Return ``alpha`` as a float after checking ``0 < alpha < 1``."""
-    return check_open_unit("alpha", alpha, "e.g. 0.05 for a 95% interval")
+    """Return ``alpha`` as a float after checking ``MIN_ALPHA <= alpha < 1``.
+
+    Below :data:`MIN_ALPHA` (1e-300) the normal quantile Φ⁻¹(1 - alpha/2) can no longer be
+    computed accurately (alpha/2 leaves the normal float64 range), so such levels are
+    refused rather than answered with an infinite or NaN bound.
+    """
+    number = check_open_unit("alpha", alpha, "e.g. 0.05 for a 95% interval")
+    if number < MIN_ALPHA:
+        raise ValueError(
+            f"alpha must be at least {MIN_ALPHA:g} (MIN_ALPHA); got {alpha!r}. Below it the "
+            f"normal quantile z = Φ⁻¹(1 - alpha/2) cannot be computed accurately in float64. "
+            f"Pass alpha >= {MIN_ALPHA:g} (alpha = {MIN_ALPHA:g} already gives z ≈ 37)."
+        )
+    return number
+
+
+def two_sided_z(alpha: float) -> float:
+    """Return the normal quantile z = Φ⁻¹(1 - alpha/2) of a two-sided interval, finite.
+
+    For ``alpha >= 1e-3`` this is ``norm.ppf(1 - alpha / 2)``, the call of Lee et al.'s
+    reference code, so that z matches it to the last bit. For smaller alpha, ``1 - alpha/2``
+    loses digits (it rounds to 1, and z to infinity, below alpha ≈ 1e-16), so
+    ``norm.isf(alpha / 2)`` is used: accurate down to :data:`MIN_ALPHA`.
+    """
+    if alpha >= 1e-3:
+        return float(norm.ppf(1 - alpha / 2))
+    return float(norm.isf(alpha / 2))
+
+
+def check_resamples(n_resamples, method: str, alpha: float) -> int:
+    """Return ``n_resamples`` as an int: refuse fewer than 100, warn below 1000.
+
+    Parameters
+    ----------
+    n_resamples : int
+        Number of bootstrap resamples requested.
+    method : str
+        The calling function, named in the messages (e.g. ``"bootstrap_rogan_gladen"``).
+    alpha : float
+        The (validated) level of the percentile interval.
+
+    Raises
+    ------
+    ValueError
+        Unless ``n_resamples`` is a whole number of at least :data:`MIN_RESAMPLES` (100),
+        and where ``n_resamples * alpha / 2 < 1``: the ``alpha/2`` quantile then lies beyond
+        the most extreme replicate, so the percentile interval cannot be computed.
+
+    Warns
+    -----
+    SmallSampleWarning
+        When ``n_resamples`` is below :data:`RELIABLE_RESAMPLES` (1000), or fewer than 5
+        replicates lie beyond each end (``n_resamples * alpha / 2 < 5``).
+    """
+    from bayesjudge.warnings import SmallSampleWarning
+
+    arr = np.asarray(n_resamples) if not isinstance(n_resamples, str | bytes) else None
+    if (
+        arr is None
+        or arr.ndim != 0
+        or arr.dtype == bool
+        or not (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating))
+        or not np.isfinite(arr)
+        or arr != np.round(arr)
+        or arr < MIN_RESAMPLES
+        or arr > MAX_COUNT
+    ):
+        raise ValueError(
+            f"{method}: n_resamples must be a whole number of at least {MIN_RESAMPLES} "
+            f"(MIN_RESAMPLES; 10_000 is the default); got {n_resamples!r}. With fewer "
+            f"resamples the percentile interval rests on a handful of replicates and need not "
+            f"even contain the estimate."
+        )
+    n = int(arr)
+    tail = n * alpha / 2
+    if tail < 1:
+        raise ValueError(
+            f"{method}: n_resamples={n} is too few for alpha={alpha:g}: the percentile interval "
+            f"needs the alpha/2 quantile of the replicates, and {n} replicates hold only "
+            f"{tail:.3g} beyond each end, so the interval would be the extreme replicates, not a "
+            f"{1 - alpha:.6g} interval. Use n_resamples >= {math.ceil(20 / alpha):,} "
+            f"(10 replicates beyond each end) or a larger alpha."
+        )
+    if n < RELIABLE_RESAMPLES or tail < 5:
+        why = (
+            f"n_resamples={n} is below {RELIABLE_RESAMPLES}"
+            if n < RELIABLE_RESAMPLES
+            else f"with alpha={alpha:g} only {tail:.3g} of the {n} replicates lie beyond each end"
+        )
+        warnings.warn(
+            f"{method}: {why}, so the ends of the bootstrap interval carry Monte Carlo error "
+            f"(they move with the seed). Use n_resamples >= "
+            f"{max(RELIABLE_RESAMPLES, math.ceil(20 / alpha)):,} for an interval you report.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+    return n
+
+
+def check_seed(random_seed, name: str = "random_seed"):
+    """Return ``random_seed`` if :func:`numpy.random.default_rng` accepts it; else raise.
+
+    Accepted: None, a non-negative integer of any size (not a bool), a non-empty sequence of
+    them, a :class:`numpy.random.Generator`, :class:`numpy.random.BitGenerator` or
+    :class:`numpy.random.SeedSequence`.
+    """
+    if random_seed is None or is_seed(random_seed):
+        return random_seed
+    if isinstance(
+        random_seed, np.random.Generator | np.random.BitGenerator | np.random.SeedSequence
+    ):
+        return random_seed
+    if isinstance(random_seed, list | tuple | np.ndarray):  # entropy for SeedSequence
+        flat = np.asarray(random_seed, dtype=object).ravel()
+        if flat.size and all(is_seed(v) for v in flat):
+            return random_seed
+    raise ValueError(
+        f"{name} must be None, a non-negative integer (e.g. 0 or 2**70) or a "
+        f"numpy.random.Generator; got {random_seed!r}. Pass an integer to get reproducible "
+        f"results, or a Generator to continue its stream."
+    )
+
+
+def youden_is_zero(tn, m0, tp, m1) -> np.ndarray:
+    """Return where ``tn/m0 + tp/m1 == 1`` exactly, i.e. ``tn·m1 + tp·m0 == m0·m1``.
+
+    The products are exact in float64 while ``m0·m1 <= 2**52``; larger calibration sets are
+    tested with Python integers, so that rounding never hides (or invents) J = 0. Counts must
+    already be validated whole numbers (as floats or integers).
+    """
+    tn, m0, tp, m1 = np.broadcast_arrays(*(np.asarray(a) for a in (tn, m0, tp, m1)))
+    # Below 2**52 every product and the sum of the two positive ones are exact in float64.
+    if tn.size == 0 or float(np.max(m0)) * float(np.max(m1)) <= MAX_COUNT // 2:
+        return tn * m1 + tp * m0 - m0 * m1 == 0
+    as_int = np.frompyfunc(int, 1, 1)
+    a, b, c, d = (as_int(x) for x in (tn, m0, tp, m1))
+    return np.asarray(a * d + c * b - b * d == 0, dtype=bool)
 
 
 def is_seed(value) -> bool:

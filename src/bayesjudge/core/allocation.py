@@ -326,8 +326,9 @@ def allocate_calibration(
     Raises
     ------
     ValueError
-        For proportions outside [0, 1], non-whole or negative counts, ``2 * m_pilot > m``
-        (``m0_pilot + m1_pilot > m``) or an unknown ``method``.
+        For proportions outside [0, 1], non-whole or negative counts, counts above 2**53
+        (``MAX_COUNT``, beyond which ``m0 + m1 == m`` could not be guaranteed in float64),
+        ``2 * m_pilot > m`` (``m0_pilot + m1_pilot > m``) or an unknown ``method``.
 
     Warns
     -----
@@ -576,6 +577,7 @@ def variance_vs_human_only(theta, q0, q1, m, n=None, m1=None) -> HumanOnlyCompar
     q1 = as_probability("q1", q1)
     m = as_count("m", m, positive=True)
     n = _check_n(n)
+    theta, q0, q1, m = _broadcast(("theta", "q0", "q1", "m"), theta, q0, q1, m)
     j = q0 + q1 - 1
     if (j <= 0).any():
         raise ValueError(

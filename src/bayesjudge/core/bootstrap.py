@@ -17,7 +17,11 @@ from bayesjudge.core._results import EstimateInterval, scalar_or_array
 from bayesjudge.core._validation import (
     as_count,
     as_subcount,
+    broadcast,
     check_alpha,
+    check_resamples,
+    check_seed,
+    youden_is_zero,
 )
 from bayesjudge.warnings import LowJudgeQualityWarning
 
@@ -37,6 +41,7 @@ def _check_design(calibration_design) -> str:
 
 
 def _check_resamples(n_resamples) -> int:
+    """At least one resample (the Youden bootstrap of the diagnostics; see check_resamples)."""
     arr = np.asarray(n_resamples)
     if (
         arr.ndim != 0
@@ -64,12 +69,13 @@ def _rg_from_counts(k, n, tn, m0, tp, m1):
 
     Uses θ = (p + q0 - 1) / J multiplied through by m0·m1, i.e.
     ``(p·m0·m1 + tn·m1 - m0·m1) / (tn·m1 + tp·m0 - m0·m1)``: the denominator is an exact
-    integer (in float64 while m0·m1 < 2**53), so J == 0 is detected exactly, and m0 == 0 or
+    integer (in float64 while m0·m1 <= 2**52; beyond, the zero test uses Python integers), so
+    J == 0 is detected exactly, and m0 == 0 or
     m1 == 0 (possible in the random design) also gives a zero denominator because then
     tn == 0 or tp == 0. Undefined entries get the placeholder 0 and are flagged.
     """
     den = tn * m1 + tp * m0 - m0 * m1
-    undefined = den == 0
+    undefined = youden_is_zero(tn, m0, tp, m1)
     num = (k / n) * (m0 * m1) + tn * m1 - m0 * m1
     theta = np.clip(num / np.where(undefined, 1.0, den), 0.0, 1.0)
     return np.where(undefined, 0.0, theta), undefined
@@ -223,7 +229,9 @@ def bootstrap_rogan_gladen(
     alpha : float, default 0.05
         One minus the nominal coverage of the two-sided interval.
     n_resamples : int, default 10_000
-        Bootstrap replicates per group.
+        Bootstrap replicates per group: at least 100 and at least ``2 / alpha`` (fewer raise
+        ``ValueError``); below 1000, or with fewer than 5 replicates beyond each end of the
+        interval, a ``SmallSampleWarning`` says that its ends carry Monte Carlo error.
     calibration_design : {"stratified", "random"}, default "stratified"
         How the calibration set was collected. ``"stratified"``: ``m0`` and ``m1`` were
         fixed by design (as in Lee et al.), so ``tn* ~ Binomial(m0, tn/m0)`` and
@@ -231,7 +239,8 @@ def bootstrap_rogan_gladen(
         drawn at random, so the whole 2×2 table (human × judge) is resampled as one
         multinomial and ``m0*``, ``m1*`` vary between replicates.
     random_seed : int, numpy.random.Generator or None, default None
-        Seed for :func:`numpy.random.default_rng`; fix it for reproducible intervals.
+        Seed for :func:`numpy.random.default_rng`; fix it for reproducible intervals. Any
+        non-negative integer (2**70 too), a Generator (its stream is continued) or None.
 
     Returns
     -------
@@ -250,6 +259,8 @@ def bootstrap_rogan_gladen(
     -----
     LowJudgeQualityWarning
         When some replicates have no identified θ (see Notes).
+    SmallSampleWarning
+        When ``n_resamples`` is below 1000.
 
     Notes
     -----
@@ -306,14 +317,15 @@ def bootstrap_rogan_gladen(
     array([0.1667, 0.5   ])
     """
     alpha = check_alpha(alpha)
-    n_resamples = _check_resamples(n_resamples)
     calibration_design = _check_design(calibration_design)
+    random_seed = check_seed(random_seed)
     k, n = as_subcount("k", k, "n", n, positive_total=True)
     tn, m0, tp, m1 = _calibration_counts("", tn, m0, tp, m1)
-    k, n, tn, m0, tp, m1 = np.broadcast_arrays(k, n, tn, m0, tp, m1)
+    k, n, tn, m0, tp, m1 = broadcast(("k", "n", "tn", "m0", "tp", "m1"), k, n, tn, m0, tp, m1)
 
     estimate, undefined = _rg_from_counts(k, n, tn, m0, tp, m1)
     _raise_if_not_identified(undefined, tn / m0, tp / m1)
+    n_resamples = check_resamples(n_resamples, "bootstrap_rogan_gladen", alpha)
 
     rng = np.random.default_rng(random_seed)
     replicates, undefined_s = _resample_rogan_gladen(
@@ -371,11 +383,14 @@ def bootstrap_difference(
     alpha : float, default 0.05
         One minus the nominal coverage of the two-sided interval.
     n_resamples : int, default 10_000
-        Bootstrap replicates per group.
+        Bootstrap replicates per group: at least 100 and at least ``2 / alpha`` (fewer raise
+        ``ValueError``); below 1000, or with fewer than 5 replicates beyond each end of the
+        interval, a ``SmallSampleWarning`` says that its ends carry Monte Carlo error.
     calibration_design : {"stratified", "random"}, default "stratified"
         How each calibration table was collected (see :func:`bootstrap_rogan_gladen`).
     random_seed : int, numpy.random.Generator or None, default None
-        Seed for :func:`numpy.random.default_rng`.
+        Seed for :func:`numpy.random.default_rng`: any non-negative integer (2**70 too), a
+        Generator (its stream is continued) or None (fresh entropy).
 
     Returns
     -------
@@ -393,6 +408,8 @@ def bootstrap_difference(
     -----
     LowJudgeQualityWarning
         When some replicates have no identified θ_A or θ_B.
+    SmallSampleWarning
+        When ``n_resamples`` is below 1000.
 
     Notes
     -----
@@ -430,13 +447,14 @@ def bootstrap_difference(
     0.0833 [0.0437, 0.1298]
     """
     alpha = check_alpha(alpha)
-    n_resamples = _check_resamples(n_resamples)
     calibration_design = _check_design(calibration_design)
+    random_seed = check_seed(random_seed)
     table = [
         as_count(name, v)
         for name, v in zip(("n11", "n10", "n01", "n00"), (n11, n10, n01, n00), strict=True)
     ]
-    n_total = sum(table)
+    table = broadcast(("n11", "n10", "n01", "n00"), *table)
+    n_total = as_count("n11 + n10 + n01 + n00", sum(table))
     if (n_total <= 0).any():
         raise ValueError(
             "n11 + n10 + n01 + n00 (the number of shared test items) must be at least 1 in "
@@ -462,7 +480,10 @@ def bootstrap_difference(
             )
         cal_b = _calibration_counts("_b", tn_b, m0_b, tp_b, m1_b)
 
-    arrays = np.broadcast_arrays(*table, n_total, *cal_a, *cal_b)
+    suffix = "_a" if shared_calibration else "_b"
+    names = ("n11", "n10", "n01", "n00", "n", "tn_a", "m0_a", "tp_a", "m1_a")
+    names += tuple(f"{v}{suffix}" for v in ("tn", "m0", "tp", "m1"))
+    arrays = broadcast(names, *table, n_total, *cal_a, *cal_b)
     table, n_total, cal_a, cal_b = arrays[:4], arrays[4], arrays[5:9], arrays[9:]
     k_a = table[0] + table[1]
     k_b = table[0] + table[2]
@@ -471,6 +492,7 @@ def bootstrap_difference(
     theta_b, undefined_b = _rg_from_counts(k_b, n_total, *cal_b)
     _raise_if_not_identified(undefined_a, cal_a[0] / cal_a[1], cal_a[2] / cal_a[3], " for A")
     _raise_if_not_identified(undefined_b, cal_b[0] / cal_b[1], cal_b[2] / cal_b[3], " for B")
+    n_resamples = check_resamples(n_resamples, "bootstrap_difference", alpha)
 
     rng = np.random.default_rng(random_seed)
     replicates, undefined_s = _resample_difference(

@@ -14,12 +14,19 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import norm
 
 from bayesjudge.core._results import Interval, scalar_or_array
-from bayesjudge.core._validation import as_count, as_probability, check_alpha, format_values
+from bayesjudge.core._validation import (
+    as_count,
+    as_probability,
+    broadcast,
+    check_alpha,
+    format_values,
+    two_sided_z,
+)
 
 __all__ = [
+    "LR_MIN_ALPHA",
     "AdjustedEstimates",
     "adjusted_estimates",
     "delta_method_variance",
@@ -104,9 +111,31 @@ def _as_test_size(n) -> np.ndarray:
     return as_count("n", arr)
 
 
+#: Smallest alpha of the Lang-Reiczigel interval (z ≈ 4.89, z² ≈ 23.9). The adjustment adds
+#: z²/2 pseudo-items to the test set and shifts the centre by O(z²/m); below this level those
+#: terms swamp calibration groups of tens of items, and the interval stops widening as alpha
+#: falls (with n = 1000, m0 = m1 = 100 and alpha = 1e-300 it is [0, 0] around θ̂ = 0.17).
+LR_MIN_ALPHA = 1e-6
+
+
+def _lr_alpha(alpha) -> float:
+    """Validate alpha for the Lang-Reiczigel family: as check_alpha, and at least 1e-6."""
+    alpha = check_alpha(alpha)
+    if alpha < LR_MIN_ALPHA:
+        raise ValueError(
+            f"alpha must be at least {LR_MIN_ALPHA:g} for the Lang-Reiczigel interval "
+            f"(lang_reiczigel_interval, estimate(method='lang-reiczigel')); got {alpha:g}. Its "
+            f"adjustment adds z²/2 pseudo-items and shifts the centre by O(z²/m), which for "
+            f"z² = {_z(alpha) ** 2:.3g} swamps calibration sets of usual size: the interval "
+            f"no longer widens as alpha falls (it can collapse to [0, 0]). Use alpha >= "
+            f"{LR_MIN_ALPHA:g}, or method='bootstrap' with n_resamples >= 20 / alpha."
+        )
+    return alpha
+
+
 def _z(alpha: float) -> float:
-    # Same call as the reference code, so that z matches to the last bit.
-    return float(norm.ppf(1 - alpha / 2))
+    # The reference code's call for alpha >= 1e-3 (z matches to the last bit), finite below.
+    return two_sided_z(alpha)
 
 
 def _smooth(p, q0, q1, n, m0, m1, z):
@@ -135,7 +164,8 @@ def _smooth(p, q0, q1, n, m0, m1, z):
 
 
 def _validated(p, q0, q1, n, m0, m1):
-    return (
+    return broadcast(
+        ("p", "q0", "q1", "n", "m0", "m1"),
         as_probability("p", p),
         as_probability("q0", q0),
         as_probability("q1", q1),
@@ -199,9 +229,12 @@ def rogan_gladen(p, q0, q1, clip: bool = True):
     >>> rogan_gladen([0.05, 0.95], 0.7, 0.9, clip=False).round(4)
     array([-0.4167,  1.0833])
     """
-    p = as_probability("p", p)
-    q0 = as_probability("q0", q0)
-    q1 = as_probability("q1", q1)
+    p, q0, q1 = broadcast(
+        ("p", "q0", "q1"),
+        as_probability("p", p),
+        as_probability("q0", q0),
+        as_probability("q1", q1),
+    )
     _require_identified(q0, q1)
     th = (p + q0 - 1) / (q0 + q1 - 1)
     if clip:
@@ -223,7 +256,8 @@ def adjusted_estimates(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> AdjustedEst
     m0, m1 : array_like
         Calibration counts of truly incorrect / truly correct items (non-negative whole numbers).
     alpha : float, default 0.05
-        Miscoverage level in (0, 1); only z = Φ⁻¹(1 - alpha/2) depends on it.
+        Miscoverage level in [1e-6, 1) (``LR_MIN_ALPHA``; see :func:`lang_reiczigel_interval`);
+        only z = Φ⁻¹(1 - alpha/2) depends on it.
 
     Returns
     -------
@@ -258,7 +292,7 @@ def adjusted_estimates(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> AdjustedEst
     >>> print(f"q0~={a.q0:.4f} q1~={a.q1:.4f} theta~={a.theta:.4f} se={a.se:.4f}")
     q0~=0.6980 q1~=0.8960 theta~=0.1656 se=0.0526
     """
-    alpha = check_alpha(alpha)
+    alpha = _lr_alpha(alpha)
     p, q0, q1, n, m0, m1 = _validated(p, q0, q1, n, m0, m1)
     z = _z(alpha)
     p_t, q0_t, q1_t, n_t, m0_t, m1_t, th, dth, se_signed, j_t = _smooth(p, q0, q1, n, m0, m1, z)
@@ -290,7 +324,8 @@ def lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> Interv
     m0, m1 : array_like
         Calibration counts of truly incorrect / truly correct items (non-negative whole numbers).
     alpha : float, default 0.05
-        Miscoverage level in (0, 1); 0.05 gives a 95% interval.
+        Miscoverage level in [1e-6, 1) (``LR_MIN_ALPHA``, see Notes); 0.05 gives a 95%
+        interval.
 
     Returns
     -------
@@ -300,8 +335,8 @@ def lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> Interv
     Raises
     ------
     ValueError
-        If a proportion is outside [0, 1] or NaN, a count is negative, fractional or NaN, or
-        alpha is not in (0, 1).
+        If a proportion is outside [0, 1] or NaN, a count is negative, fractional, NaN or
+        above 2**53, or alpha is not in [1e-6, 1).
 
     Notes
     -----
@@ -320,7 +355,10 @@ def lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> Interv
     :func:`delta_method_variance` undercovers instead (93.9% at θ = 0.95). Because the centre
     is shifted, the interval need not contain θ̂ for near-chance judges (J ≈ 0), calibration
     groups of one or two items, or large alpha; and for small samples a smaller alpha can give
-    a higher lower bound (the shift grows like z², the half-width like z).
+    a higher lower bound (the shift grows like z², the half-width like z). For that reason
+    alpha below ``LR_MIN_ALPHA`` = 1e-6 (z² ≈ 24 pseudo-items) is refused: there the shift
+    swamps calibration sets of tens or hundreds of items and the interval shrinks as alpha
+    falls (at alpha = 1e-300 the example below would give [0, 0]).
 
     Reproduces the reference ``confidence_interval`` (Appendix C) to floating-point rounding,
     vectorised, except where the reference misbehaves:
@@ -332,6 +370,12 @@ def lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> Interv
 
     ``n = 0`` or ``m0 = 0`` / ``m1 = 0`` are allowed (the smoothing keeps everything finite) and
     give wide intervals.
+
+    Where the *observed* q0 + q1 == 1 (Ĵ = 0) but the smoothed J̃ is not 0, this function
+    returns the formula's interval, as the reference does; it then rests on the +1 smoothing
+    alone (for a judge that calls every item correct, ``p = 1, q0 = 0, q1 = 1, m0 = 2,
+    m1 = 100``, it is [0.944, 1]). :func:`bayesjudge.estimate` reports such groups as NaN
+    with the interval [0, 1] and a ``LowJudgeQualityWarning``; :func:`rogan_gladen` raises.
 
     References
     ----------
@@ -351,7 +395,7 @@ def lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> Interv
     >>> lang_reiczigel_interval(0.5, 0.5, 0.5, 1000, 50, 50)  # chance-level judge
     Interval(lower=np.float64(0.0), upper=np.float64(1.0))
     """
-    alpha = check_alpha(alpha)
+    alpha = _lr_alpha(alpha)
     p, q0, q1, n, m0, m1 = _validated(p, q0, q1, n, m0, m1)
     z = _z(alpha)
     *_, th, dth, se_signed, j_t = _smooth(p, q0, q1, n, m0, m1, z)
@@ -378,7 +422,7 @@ def lang_reiczigel_length(p, q0, q1, n, m0, m1, alpha: float = 0.05, clip: bool 
     m0, m1 : array_like
         Calibration counts of truly incorrect / truly correct items.
     alpha : float, default 0.05
-        Miscoverage level in (0, 1).
+        Miscoverage level in [1e-6, 1) (see :func:`lang_reiczigel_interval`).
     clip : bool, default False
         ``False`` returns the untruncated length ``2·z·SE`` of eq. (6), the smooth quantity that
         calibration allocation (Prop. 5.2, Algorithm 1) minimises; ``True`` returns
@@ -415,7 +459,7 @@ def lang_reiczigel_length(p, q0, q1, n, m0, m1, alpha: float = 0.05, clip: bool 
     >>> lang_reiczigel_length(0.4, 0.7, 0.9, 1000, [100, 200], [100, 200], clip=True).round(4)
     array([0.2759, 0.2064])
     """
-    alpha = check_alpha(alpha)
+    alpha = _lr_alpha(alpha)
     if clip:
         lower, upper = lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha)
         return scalar_or_array(np.asarray(upper) - np.asarray(lower))
@@ -478,6 +522,7 @@ def delta_method_variance(p, q0, q1, n, m0, m1):
         )
     m0 = as_count("m0", m0, positive=True)
     m1 = as_count("m1", m1, positive=True)
+    p, q0, q1, n, m0, m1 = broadcast(("p", "q0", "q1", "n", "m0", "m1"), p, q0, q1, n, m0, m1)
     _require_identified(q0, q1)
     j = q0 + q1 - 1
     th = (p + q0 - 1) / j

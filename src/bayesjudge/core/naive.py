@@ -7,10 +7,9 @@ the judge is perfect; see :mod:`bayesjudge.core.correction` for the corrected es
 from __future__ import annotations
 
 import numpy as np
-from scipy.stats import norm
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
-from bayesjudge.core._validation import as_subcount, check_alpha
+from bayesjudge.core._validation import as_subcount, check_alpha, two_sided_z
 
 __all__ = ["naive"]
 
@@ -92,7 +91,7 @@ def naive(k, n, alpha: float = 0.05, method: str = "wilson") -> EstimateInterval
         )
     alpha = check_alpha(alpha)
     k, n = as_subcount("k", k, "n", n, positive_total=True)
-    z = float(norm.ppf(1 - alpha / 2))
+    z = two_sided_z(alpha)
     p = k / n
     if method == "wilson":
         lower, upper = wilson_limits(k, n, z)

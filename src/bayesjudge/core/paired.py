@@ -17,11 +17,19 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesjudge.core._results import scalar_or_array
-from bayesjudge.core._validation import as_count, as_probability, as_subcount, check_alpha
+from bayesjudge.core._validation import (
+    as_count,
+    as_probability,
+    as_subcount,
+    broadcast,
+    check_alpha,
+    check_resamples,
+    check_seed,
+    youden_is_zero,
+)
 from bayesjudge.core.bootstrap import (
     _calibration_counts,
     _check_design,
-    _check_resamples,
     _draw,
     _percentile_interval,
     _raise_if_not_identified,
@@ -163,7 +171,9 @@ def _joint_inputs(joint, verdicts, k, n):
         k = k_shared
     else:
         k, n = as_subcount("k", k, "n", n)
-        k, n, k_shared, n_sh = np.broadcast_arrays(k, n, k_shared, n_shared[..., None])
+        k, n, k_shared, n_sh = broadcast(
+            ("k", "n", "joint @ verdicts", "joint.sum(-1)"), k, n, k_shared, n_shared[..., None]
+        )
         bad = (n < n_sh) | (k < k_shared) | (n - k < n_sh - k_shared)
         if bad.any():
             raise ValueError(
@@ -223,6 +233,7 @@ def paired_bootstrap(
     n_resamples=10_000,
     calibration_design="stratified",
     random_seed=None,
+    pairs=None,
 ) -> PairedDifference:
     """Paired bootstrap of every pairwise Rogan–Gladen difference of K systems.
 
@@ -246,11 +257,18 @@ def paired_bootstrap(
     alpha : float, default 0.05
         One minus the nominal coverage of the two-sided intervals.
     n_resamples : int, default 10_000
-        Bootstrap replicates per group.
+        Bootstrap replicates per group: at least 100 and at least ``2 / alpha`` (fewer raise
+        ``ValueError``); below 1000, or with fewer than 5 replicates beyond each end of the
+        interval, a ``SmallSampleWarning`` says that its ends carry Monte Carlo error.
     calibration_design : {"stratified", "random"}, default "stratified"
         How the calibration tables were collected (see :func:`bootstrap_rogan_gladen`).
     random_seed : int, numpy.random.Generator or None, default None
-        Seed for :func:`numpy.random.default_rng`.
+        Seed for :func:`numpy.random.default_rng`: any non-negative integer (2**70 too), a
+        Generator (its stream is continued) or None (fresh entropy).
+    pairs : sequence of (int, int), optional
+        Only these pairs ``(a, b)`` of system positions (differences a minus b); every pair
+        (:func:`system_pairs`) when None. The replicates are the same either way; a report of
+        hundreds of systems compares about 2K pairs instead of K(K−1)/2.
 
     Returns
     -------
@@ -270,6 +288,8 @@ def paired_bootstrap(
     LowJudgeQualityWarning
         When some replicates have a θ that is not identified (counted at the ends of the
         range, so the interval is conservative).
+    SmallSampleWarning
+        When ``n_resamples`` is below 1000.
 
     See Also
     --------
@@ -308,8 +328,8 @@ def paired_bootstrap(
     0.0833 [0.0437, 0.1298]
     """
     alpha = check_alpha(alpha)
-    n_resamples = _check_resamples(n_resamples)
     calibration_design = _check_design(calibration_design)
+    random_seed = check_seed(random_seed)
     joint, verdicts, k, n, n_shared, k_shared = _joint_inputs(joint, verdicts, k, n)
     cal_draw, cal, shape = _calibration(tn, m0, tp, m1, shared_calibration, k.shape)
     k, n, k_shared = (np.broadcast_to(a, shape) for a in (k, n, k_shared))
@@ -325,6 +345,7 @@ def paired_bootstrap(
             cal[2][..., s] / cal[3][..., s],
             f" for system {s}",
         )
+    n_resamples = check_resamples(n_resamples, "paired_bootstrap", alpha)
 
     rng = np.random.default_rng(random_seed)
     n_systems = shape[-1]
@@ -354,7 +375,11 @@ def paired_bootstrap(
         ]
         cal_s = tuple(np.stack([d[i] for d in per_system], axis=-2) for i in range(4))
     theta_s, undefined_s = _rg_from_counts(k_s, n[..., None], *cal_s)
-    first, second = system_pairs(n_systems)
+    if pairs is None:
+        first, second = system_pairs(n_systems)
+    else:
+        first = np.array([a for a, _ in pairs], dtype=np.intp)
+        second = np.array([b for _, b in pairs], dtype=np.intp)
     replicates = theta_s[..., first, :] - theta_s[..., second, :]
     undefined_pairs = undefined_s[..., first, :] | undefined_s[..., second, :]
     lower, upper = _percentile_interval(replicates, undefined_pairs, alpha, -1.0, 1.0)
@@ -460,11 +485,14 @@ def rg_difference_se(
     >>> print(f"{res.estimate:.4f} ± {res.se:.4f}")
     0.0833 ± 0.0216
     """
-    table = [
-        as_count(name, v)
-        for name, v in zip(("n11", "n10", "n01", "n00"), (n11, n10, n01, n00), strict=True)
-    ]
-    n_s = sum(table)
+    table = broadcast(
+        ("n11", "n10", "n01", "n00"),
+        *(
+            as_count(name, v)
+            for name, v in zip(("n11", "n10", "n01", "n00"), (n11, n10, n01, n00), strict=True)
+        ),
+    )
+    n_s = as_count("n11 + n10 + n01 + n00", sum(table))
     ks_a, ks_b = table[0] + table[1], table[0] + table[2]
     totals = {"k_a": k_a, "n_a": n_a, "k_b": k_b, "n_b": n_b}
     given = [name for name, v in totals.items() if v is not None]
@@ -514,9 +542,8 @@ def rg_difference_se(
 
     def plug_in(cal):
         tn, m0, tp, m1 = cal
-        den = tn * m1 + tp * m0 - m0 * m1  # exact zero test, as _rg_from_counts
         q0, q1 = tn / m0, tp / m1
-        return q0, q1, den == 0, q0 + q1 - 1, m0, m1
+        return q0, q1, youden_is_zero(tn, m0, tp, m1), q0 + q1 - 1, m0, m1
 
     q0_a, q1_a, bad_a, j_a, m0a, m1a = plug_in(cal_a)
     q0_b, q1_b, bad_b, j_b, m0b, m1b = plug_in(cal_b)
@@ -559,11 +586,12 @@ def _p(theta, q0, q1):
 
 
 def _probabilities(theta_a, theta_b, q0_a, q1_a, q0_b, q1_b):
-    return np.broadcast_arrays(
+    return broadcast(
+        _NAMES,
         *(
             as_probability(name, v)
             for name, v in zip(_NAMES, (theta_a, theta_b, q0_a, q1_a, q0_b, q1_b), strict=True)
-        )
+        ),
     )
 
 

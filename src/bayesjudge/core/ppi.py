@@ -12,13 +12,14 @@ import warnings
 from typing import NamedTuple
 
 import numpy as np
-from scipy.stats import norm
 
 from bayesjudge.core._results import scalar_or_array
 from bayesjudge.core._validation import (
     as_subcount,
+    broadcast,
     check_alpha,
     format_values,
+    two_sided_z,
 )
 from bayesjudge.warnings import SmallSampleWarning
 
@@ -53,6 +54,27 @@ def _as_lambda(lam) -> np.ndarray:
     return arr
 
 
+def _warn_one_label(one_label: np.ndarray, m0: np.ndarray) -> None:
+    """Warn that groups whose labelled items all have one human label are NaN."""
+    where = "" if one_label.ndim == 0 else f" at positions {np.argwhere(one_label)[:5].tolist()}"
+    kinds = []
+    if (one_label & (m0 == 0)).any():
+        kinds.append("m0 = 0 (no labelled item that humans call incorrect)")
+    if (one_label & (m0 > 0)).any():
+        kinds.append("m1 = 0 (no labelled item that humans call correct)")
+    warnings.warn(
+        f"ppi_mean: PPI++ is undefined in {int(one_label.sum())} group(s){where} with "
+        f"{' or '.join(kinds)}, so its estimate and interval are NaN there. With one human "
+        f"label only, the labels have zero sample variance and PPI++ would return that label's "
+        f"value (1 or 0) with a zero-width interval whatever the test set shows. PPI++ needs "
+        f"labelled items drawn at random from the test set: label more of them until both "
+        f"kinds occur (a labelled set chosen by human label cannot be used), or use a "
+        f"Bayesian model.",
+        SmallSampleWarning,
+        stacklevel=3,
+    )
+
+
 def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
     """PPI++ estimate and Wald interval for the true accuracy θ, from counts.
 
@@ -81,7 +103,8 @@ def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
     tp : array_like of int
         Labelled items that humans call correct and the judge calls correct, ``0 <= tp <= m1``.
     m1 : array_like of int
-        Labelled items that humans call correct; ``m0 + m1`` must be at least 1.
+        Labelled items that humans call correct. Where ``m0`` or ``m1`` is 0 the result is
+        NaN (see Notes); ``m0 + m1`` must be at least 1.
     alpha : float, default 0.05
         One minus the nominal coverage of the two-sided interval.
     lam : array_like of float or None, default None
@@ -95,11 +118,18 @@ def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
         ``(estimate, lower, upper, lam)``: the point estimate, the two-sided Wald interval
         and the λ used (numpy scalars for scalar input, arrays otherwise).
 
+    Raises
+    ------
+    ValueError
+        For invalid counts, ``alpha`` or ``lam``, and where ``m0 + m1 == 0``.
+
     Warns
     -----
     SmallSampleWarning
-        When the interval of some group has zero width (its estimated standard error is 0),
-        typically because every labelled item has the same human label.
+        Where ``m0 == 0`` or ``m1 == 0`` (the group's estimate and interval are NaN; see
+        Notes), and where the interval of some group has zero width (its estimated standard
+        error is 0), e.g. a judge that agrees with every labelled item, ``lam=1`` and ``k``
+        equal to 0 or ``n``.
 
     Notes
     -----
@@ -131,9 +161,21 @@ def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
     asymptotic: with q0 = 0.7, q1 = 0.9, ``m = 1000`` and ``n = 5000`` we measured
     0.946–0.950 for θ from 0.1 to 0.9, but with ``m = 100`` only about 0.92 at θ = 0.1 or 0.9
     (a skewed sampling distribution with m·θ ≈ 10, and λ estimated from the same items).
-    When every labelled item has the same human label and λ = 0, ``se = 0`` and the
-    interval collapses to a point (a :class:`~bayesjudge.warnings.SmallSampleWarning` is
-    raised); prefer a Rogan–Gladen or Bayesian interval for such small or extreme groups.
+    Where the standard error is 0 the interval collapses to a point (a
+    :class:`~bayesjudge.warnings.SmallSampleWarning` is raised); prefer a Rogan–Gladen or
+    Bayesian interval for such small or extreme groups.
+
+    **Labelled items of one kind only.** Where ``m0 == 0`` or ``m1 == 0`` the estimate and
+    interval are NaN, with a ``SmallSampleWarning`` that says why (``ppi_py`` returns a
+    number there; the other groups of a vectorised call are unaffected, and ``λ`` is still
+    reported). Every human label is then the same, so
+    their sample variance is 0: the tuned λ is 0 (the labels do not covary with the
+    verdicts) and PPI++ returns that label's value, 1 or 0, with a zero-width interval, no
+    matter what the test set shows (e.g. ``k=250, n=300, tn=0, m0=0, tp=45, m1=50`` gave
+    exactly [1, 1]); with a fixed λ the interval still ignores the unseen variance of the
+    human labels. A labelled set like that was selected by human label, which PPI++ cannot
+    use, or is too small. :func:`bayesjudge.estimate` with ``method="ppi++"`` gives the same
+    answer: NaN with a warning that names the groups.
 
     References
     ----------
@@ -160,17 +202,19 @@ def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
     k, n = as_subcount("k", k, "n", n, positive_total=True)
     tn, m0 = as_subcount("tn", tn, "m0", m0)
     tp, m1 = as_subcount("tp", tp, "m1", m1)
+    names = ("k", "n", "tn", "m0", "tp", "m1")
+    if lam is None:
+        k, n, tn, m0, tp, m1 = broadcast(names, k, n, tn, m0, tp, m1)
+    else:
+        k, n, tn, m0, tp, m1, lam_arr = broadcast(
+            (*names, "lam"), k, n, tn, m0, tp, m1, _as_lambda(lam)
+        )
+    one_label = (m0 == 0) | (m1 == 0)
     m = m0 + m1
-    if (m <= 0).any():
+    if (m == 0).any():
         raise ValueError(
             "m0 + m1 (the number of human-labelled items) must be at least 1 in every group; "
             "PPI needs labelled items drawn from the test distribution."
-        )
-    if lam is None:
-        k, n, tn, m0, tp, m1, m = np.broadcast_arrays(k, n, tn, m0, tp, m1, m)
-    else:
-        k, n, tn, m0, tp, m1, m, lam_arr = np.broadcast_arrays(
-            k, n, tn, m0, tp, m1, m, _as_lambda(lam)
         )
 
     h = tp + m0 - tn  # labelled items the judge calls correct
@@ -194,10 +238,15 @@ def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
     var_imputed = lam_arr**2 * p_test * (1.0 - p_test)
     se = np.sqrt(var_imputed / n + var_rect / m)
 
-    z = norm.ppf(1.0 - alpha / 2.0)
+    z = two_sided_z(alpha)
     lower = estimate - z * se
     upper = estimate + z * se
 
+    if one_label.any():
+        _warn_one_label(one_label, m0)
+        estimate, lower, upper, se = (
+            np.where(one_label, np.nan, v) for v in (estimate, lower, upper, se)
+        )
     zero = se == 0
     if zero.any():
         warnings.warn(

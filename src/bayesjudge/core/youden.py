@@ -14,7 +14,13 @@ import numpy as np
 from scipy import stats
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
-from bayesjudge.core._validation import as_count, check_alpha, check_not_greater, format_values
+from bayesjudge.core._validation import (
+    as_count,
+    check_alpha,
+    check_not_greater,
+    check_seed,
+    format_values,
+)
 from bayesjudge.core.bootstrap import (
     _check_design,
     _check_resamples,
@@ -74,7 +80,7 @@ def _bootstrap_interval(groups, alpha, n_resamples, random_seed, calibration_des
     calibration_design = _check_design(calibration_design)
     arrays = _broadcast(groups)
     sets = [arrays[i : i + 4] for i in range(0, len(arrays), 4)]
-    rng = np.random.default_rng(random_seed)
+    rng = np.random.default_rng(check_seed(random_seed))
     signs = (1, -1)[: len(sets)]
     est = sum(s * (tn / m0 + tp / m1 - 1) for s, (tn, m0, tp, m1) in zip(signs, sets, strict=True))
     reps, undefined = None, None

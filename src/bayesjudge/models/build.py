@@ -27,7 +27,7 @@ import pytensor.tensor as pt
 
 from bayesjudge.data import DIMS, JudgeCounts
 from bayesjudge.models.priors import Priors
-from bayesjudge.warnings import BayesJudgeWarning, SmallSampleWarning
+from bayesjudge.warnings import BayesJudgeWarning, LowJudgeQualityWarning, SmallSampleWarning
 
 __all__ = [
     "CALIBRATIONS",
@@ -275,6 +275,62 @@ def _warn_uncalibrated(cal, calibration: str, priors: Priors) -> None:
         f"{int(lacking.sum())} calibration group(s) lack truly-incorrect (m0 = 0) or "
         f"truly-correct (m1 = 0) items (first: {label or 'the only group'}); {hint}",
         SmallSampleWarning,
+        stacklevel=3,
+    )
+
+
+def _warn_contradicted_constraint(cal, priors: Priors) -> None:
+    """Warn when ``judge_better_than_chance=True`` meets calibration counts with J clearly < 0.
+
+    A group contradicts J = q0 + q1 − 1 > 0 when even the one-sided 97.5 % Clopper-Pearson
+    upper bounds of its q0 and q1 (or their known values) sum to less than 1. The constraint
+    would then pull the posterior far from the data (at tn = tp = 0 of 50 each, measured:
+    q0 ≈ q1 ≈ 0.50 and J ≈ 0.01 instead of 0, 0 and −1).
+    """
+    from scipy import stats
+
+    def observed(name, hits, total):
+        if priors.known(name):
+            value = float(getattr(priors, name))
+            return np.full(cal[total].shape, value), np.full(cal[total].shape, value)
+        x = np.asarray(cal[hits].values, dtype=float)
+        m = np.asarray(cal[total].values, dtype=float)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            point = np.where(m > 0, x / np.where(m > 0, m, 1), np.nan)
+            upper = np.where(x >= m, 1.0, stats.beta.ppf(0.975, x + 1, np.maximum(m - x, 1.0)))
+        return point, upper
+
+    q0, q0_upper = observed("q0", "tn", "m0")
+    q1, q1_upper = observed("q1", "tp", "m1")
+    contradicted = np.atleast_1d(q0_upper + q1_upper < 1)
+    if not contradicted.any():
+        return
+    first = tuple(np.argwhere(contradicted)[0])
+    dims = cal["m0"].dims
+    label = ", ".join(
+        f"{d}={_plain(cal[d].values[i])!r}" for d, i in zip(dims, first, strict=False)
+    )
+
+    def at(values):
+        return float(np.atleast_1d(values)[first])
+
+    def counts(hits, total, name):
+        if priors.known(name):
+            return f"{name} known = {at(q0 if name == 'q0' else q1):.2f}"
+        return f"{hits} = {int(at(cal[hits].values))} of {total} = {int(at(cal[total].values))}"
+
+    j = at(q0) + at(q1) - 1
+    warnings.warn(
+        f"judge_better_than_chance=True assumes the judge beats chance (J = q0 + q1 − 1 > 0), "
+        f"but the calibration counts of {int(contradicted.sum())} group(s) contradict it "
+        f"(first: {label or 'the only group'}: {counts('tn', 'm0', 'q0')}, "
+        f"{counts('tp', 'm1', 'q1')}; observed q0 = {at(q0):.2f}, q1 = {at(q1):.2f}, "
+        f"J = {j:.2f}; even the 97.5 % upper bounds give J = "
+        f"{at(q0_upper) + at(q1_upper) - 1:.2f} < 0). The constraint forces the posterior away "
+        f"from these data, so its θ, q0, q1 are not to be trusted. Check whether the judge's "
+        f"or the human labels are swapped (J < 0: the judge calls correct what is incorrect); "
+        f"otherwise drop judge_better_than_chance.",
+        LowJudgeQualityWarning,
         stacklevel=3,
     )
 
@@ -557,6 +613,8 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
                     f"Use a Beta prior for {name}, or a known value inside (0, 1)."
                 )
     _warn_uncalibrated(seen_by_q, calibration, priors)
+    if config["judge_better_than_chance"]:
+        _warn_contradicted_constraint(seen_by_q, priors)
 
     paired = bool(config.get("paired", False))
     coords = {"system": counts.systems, "stratum": counts.strata}

@@ -8,6 +8,8 @@ import html
 import json
 import logging
 import os
+import signal
+import threading
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -20,6 +22,8 @@ import pandas as pd
 import pymc as pm
 import xarray as xr
 
+from bayesjudge._io import atomic_path, check_output_file
+from bayesjudge._progress import show_progress
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit, is_seed
 from bayesjudge.data import DIMS, JudgeCounts
@@ -60,6 +64,10 @@ PAIRED_OBSERVED = ("k_unshared", "joint", "tn", "tp")
 RHAT_MAX = 1.01
 ESS_MIN = 400
 _FORMAT = "bayesjudge-fit-1"
+# Root attr of a saved fit: SHA-256 of its content (see _content_digest).
+_DIGEST = "bayesjudge_digest"
+# nutpie and PyMC take seeds below 2**64; larger ones are reduced through SeedSequence.
+_SEED_LIMIT = 2**64
 
 # Compiled nutpie models keyed by model structure; refits of the same structure (new data,
 # new seed) reuse the compiled logp instead of paying the numba compile again.
@@ -77,6 +85,108 @@ def _quiet_pymc():
         yield
     finally:
         logger.setLevel(level)
+
+
+@contextlib.contextmanager
+def _interruptible():
+    """Re-raise a Ctrl-C that a sampler swallows, so that no partial result is ever returned.
+
+    nutpie (``nutpie.sample``) and PyMC (``pm.sample``, ``sample_posterior_predictive``,
+    ``sample_prior_predictive``) catch ``KeyboardInterrupt`` and return the draws made so far.
+    While the block runs, SIGINT is recorded (and handed on to the previous handler, which
+    still stops the sampler); after the block a recorded SIGINT raises ``KeyboardInterrupt``.
+    Signal handlers can only be set in the main thread; elsewhere the block runs unguarded
+    (:func:`_check_complete` still refuses a short trace). Yields the list of SIGINTs
+    received, for callbacks that stop a sampler's later chains.
+    """
+    interrupted: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield interrupted
+        return
+    previous = signal.getsignal(signal.SIGINT)
+
+    def handler(signum, frame):
+        interrupted.append(signum)
+        if callable(previous):
+            previous(signum, frame)
+        elif previous != signal.SIG_IGN:
+            raise KeyboardInterrupt
+
+    message = "sampling was interrupted; no result was kept"
+    signal.signal(signal.SIGINT, handler)
+    try:
+        yield interrupted
+    except Exception as err:
+        # e.g. PyMC's "Not enough samples to build a trace" after a Ctrl-C during tuning.
+        if interrupted:
+            raise KeyboardInterrupt(message) from err
+        raise
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    if interrupted:
+        raise KeyboardInterrupt(message)
+
+
+def _check_complete(tree: xr.DataTree, draws: int, chains: int) -> None:
+    """Raise ``KeyboardInterrupt`` when a sampler returned fewer draws than asked.
+
+    A sampler stopped early (Ctrl-C) returns the draws made so far: fewer chains or draws, or
+    nutpie's NaN padding of the unfinished ones. Such a trace is never turned into a Fit.
+    """
+    post = tree["posterior"].dataset
+    sizes = (post.sizes.get("chain", 0), post.sizes.get("draw", 0))
+    short = sizes != (chains, draws)
+    if not short:
+        # nutpie pads unfinished draws with NaN: a chain whose last draw is all NaN stopped.
+        last = post.isel(draw=-1)
+        short = any(
+            bool(np.isnan(last[v]).all(set(last[v].dims) - {"chain"}).any())
+            for v in post.data_vars
+            if post[v].dtype.kind == "f"
+        )
+    if short:
+        raise KeyboardInterrupt(
+            f"sampling stopped early ({sizes[0]} chains × {sizes[1]} draws, or unfinished "
+            f"draws, of {chains} × {draws} asked); no result was kept"
+        )
+
+
+def _canonical_values(values: np.ndarray) -> bytes:
+    """Bytes of an array that survive a netCDF round trip (dtype width and string kind aside)."""
+    values = np.asarray(values)
+    kind = values.dtype.kind
+    if kind in "USO":
+        text = [v.decode() if isinstance(v, bytes) else str(v) for v in values.ravel().tolist()]
+        return json.dumps(text).encode()
+    if kind == "b":
+        values = values.astype(np.uint8)
+    elif kind == "i" or (kind == "u" and values.dtype.itemsize < 8):
+        values = values.astype(np.int64)
+    elif kind == "f":
+        values = values.astype(np.float64)
+    elif kind in "mM":
+        values = values.view(np.int64)
+    return np.ascontiguousarray(values).tobytes()
+
+
+def _content_digest(tree: xr.DataTree) -> str:
+    """SHA-256 of a fit's content: every group's variables and coords, and the configuration.
+
+    Covers each variable's name, dims, shape and values (numbers as int64/float64 bytes,
+    labels as text) in every group, and the root attr ``bayesjudge_config``. Other attrs
+    (version, sampler metadata) are not covered. Stored by :meth:`Fit.save`, checked by
+    :func:`load`.
+    """
+    digest = hashlib.sha256()
+    digest.update(str(tree.attrs.get("bayesjudge_config", "")).encode())
+    for node in sorted(tree.subtree, key=lambda n: n.path):
+        ds = node.to_dataset(inherit=False)
+        for name in sorted(map(str, ds.variables)):
+            var = ds.variables[name]
+            header = json.dumps([node.path, name, list(var.dims), list(var.shape)])
+            digest.update(header.encode())
+            digest.update(_canonical_values(var.values))
+    return digest.hexdigest()
 
 
 def _config_hash(config: dict) -> str:
@@ -103,6 +213,7 @@ def _structure_key(counts: JudgeCounts, config: dict) -> str:
 
 
 def _sample_nutpie(model, counts, config, *, draws, tune, chains, seed, target_accept, progress):
+    """Sample with nutpie; a Ctrl-C raises ``KeyboardInterrupt`` (no partial trace)."""
     import nutpie
 
     key = _structure_key(counts, config)
@@ -119,23 +230,34 @@ def _sample_nutpie(model, counts, config, *, draws, tune, chains, seed, target_a
         # Every data container, so no count of the new data set is left out.
         data = {v.name: v.get_value() for v in model.data_vars}
         compiled = compiled.with_data(**data)
-    tree = nutpie.sample(
-        compiled,
-        draws=draws,
-        tune=tune,
-        chains=chains,
-        cores=min(chains, os.cpu_count() or 1),
-        seed=seed,
-        target_accept=target_accept,
-        progress_bar=progress,
-        save_warmup=False,
-    )
-    return _draws_tree(tree)
+    with _interruptible():
+        tree = nutpie.sample(
+            compiled,
+            draws=draws,
+            tune=tune,
+            chains=chains,
+            cores=min(chains, os.cpu_count() or 1),
+            seed=_sampler_seed(seed),
+            target_accept=target_accept,
+            progress_bar=progress,
+            save_warmup=False,
+        )
+    tree = _draws_tree(tree)
+    _check_complete(tree, draws, chains)
+    return tree
 
 
 def _sample_pymc(model, *, draws, tune, chains, seed, target_accept, progress, initvals):
-    with _quiet_pymc():
+    """Sample with PyMC's NUTS; a Ctrl-C raises ``KeyboardInterrupt`` (no partial trace)."""
+
+    def stop_after_interrupt(trace, draw):
+        # PyMC ends only the running chain on Ctrl-C and starts the next: end them all.
+        if interrupted:
+            raise KeyboardInterrupt
+
+    with _quiet_pymc(), _interruptible() as interrupted:
         tree = pm.sample(
+            callback=stop_after_interrupt,
             initvals=initvals or None,
             model=model,
             nuts_sampler="pymc",  # PyMC 6 would otherwise pick nutpie when it is installed
@@ -143,12 +265,14 @@ def _sample_pymc(model, *, draws, tune, chains, seed, target_accept, progress, i
             tune=tune,
             chains=chains,
             cores=1,  # forking a process that already runs threads (nutpie, BLAS) can deadlock
-            random_seed=seed,
+            random_seed=_sampler_seed(seed),
             target_accept=target_accept,
             progressbar=progress,
             compute_convergence_checks=False,
         )
-    return _draws_tree(tree)
+    tree = _draws_tree(tree)
+    _check_complete(tree, draws, chains)
+    return tree
 
 
 def _draws_tree(tree: xr.DataTree) -> xr.DataTree:
@@ -163,6 +287,29 @@ def _observed_names(model) -> tuple[str, ...]:
     return PAIRED_OBSERVED if "joint" in model.named_vars else OBSERVED
 
 
+def _constant_value(var) -> np.ndarray:
+    """Return the value of a data variable, or of a cast of one, without compiling.
+
+    ``var.eval()`` compiles a PyTensor function (~30 ms each, most of a one-group exact fit);
+    the observed counts are ``Cast(shared data)``. Other graphs fall back to ``eval()``.
+    """
+    from pytensor.compile.sharedvalue import SharedVariable
+    from pytensor.scalar import Cast
+    from pytensor.tensor.elemwise import Elemwise
+
+    if isinstance(var, SharedVariable):
+        return np.asarray(var.get_value())
+    owner = var.owner
+    if (
+        owner is not None
+        and isinstance(owner.op, Elemwise)
+        and isinstance(owner.op.scalar_op, Cast)
+        and isinstance(owner.inputs[0], SharedVariable)
+    ):
+        return np.asarray(owner.inputs[0].get_value()).astype(var.dtype)
+    return np.asarray(var.eval())
+
+
 def _observed_tree(model) -> dict[str, xr.Dataset]:
     """observed_data and constant_data datasets of a built model.
 
@@ -175,7 +322,7 @@ def _observed_tree(model) -> dict[str, xr.Dataset]:
     values = {rv.name: model.rvs_to_values[rv] for rv in model.observed_RVs}
     names = _observed_names(model)
     observed = xr.Dataset(
-        {name: (dims[name], np.asarray(values[name].eval())) for name in names},
+        {name: (dims[name], _constant_value(values[name])) for name in names},
         coords=coords,
     )
     if "k" not in observed:
@@ -208,15 +355,41 @@ def _check_int(name: str, value, low: int) -> None:
 
 
 def _check_seed(random_seed) -> int:
-    """Return the seed as an int, drawing one when None (so that it can be stored)."""
+    """Return the seed as an int, drawing one when None (so that it can be stored).
+
+    Every non-negative integer is accepted, however large (see :func:`_sampler_seed`).
+    """
     if random_seed is None:
         return int(np.random.SeedSequence().generate_state(1)[0])
     if not is_seed(random_seed):
         raise ValueError(
             f"random_seed must be a non-negative int or None; got {random_seed!r} "
-            f"({type(random_seed).__name__})."
+            f"({type(random_seed).__name__}). Pass a whole number such as 1, or None to draw one."
         )
     return int(random_seed)
+
+
+def _sampler_seed(seed: int) -> int:
+    """Reduce a seed to what nutpie and PyMC accept (< 2**64), deterministically.
+
+    Seeds below 2**64 are passed unchanged; larger ones are hashed by
+    :class:`numpy.random.SeedSequence`, so that 2**70 always gives the same draws.
+
+    Examples
+    --------
+    >>> _sampler_seed(7), _sampler_seed(2**70) == _sampler_seed(2**70) < 2**64
+    (7, True)
+    """
+    if seed < _SEED_LIMIT:
+        return int(seed)
+    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
+
+
+def _attr_seed(seed):
+    """Return a seed as a netCDF attribute: an int when it fits in int64, else as text."""
+    if seed is None or (isinstance(seed, int | np.integer) and seed < 2**63):
+        return seed
+    return str(seed)
 
 
 def _varies(draws: xr.DataArray) -> bool:
@@ -251,7 +424,7 @@ def fit(
     random_seed: int | None = None,
     sampler: str = "nutpie",
     target_accept: float | None = None,
-    progressbar: bool = False,
+    progressbar: bool | None = None,
     method: str = "mcmc",
 ) -> Fit:
     """Fit the Bayesian model of θ, q0, q1 to judge counts by MCMC (NUTS) or exactly.
@@ -267,7 +440,9 @@ def fit(
     draws, tune, chains : int, default 1000, 1000, 4
         Posterior draws kept per chain, tuning steps per chain, and number of chains.
     random_seed : int, optional
-        Seed of the sampler. When None, a seed is drawn and stored in
+        Seed of the sampler: any non-negative integer (seeds of 2**64 and more are reduced
+        through :class:`numpy.random.SeedSequence` to one the sampler accepts, always the
+        same). When None, a seed is drawn. The seed is stored in ``fit.config`` and
         ``fit.tree.attrs["random_seed"]`` so that the fit can be repeated.
     sampler : {"nutpie", "pymc"}, default "nutpie"
         ``"nutpie"`` (fast, compiled with numba; a model of the same structure is compiled
@@ -279,8 +454,10 @@ def fit(
         bulk ESS by about 15 % at similar cost (8 seeds on a single group). The hierarchical
         model adds the funnel of the logit scales: with 6 well-calibrated systems, 2 of 6
         seeds diverged at 0.95, 1 at 0.98 and none at 0.99, whose ESS was as high.
-    progressbar : bool, default False
-        Show the sampler's progress bar.
+    progressbar : bool, optional
+        Show the sampler's progress bar. None (default): shown in a terminal or a Jupyter
+        notebook, not when the environment variable ``CI`` is set or under pytest
+        (:func:`bayesjudge._progress.show_progress`).
     method : {"mcmc", "exact"}, default "mcmc"
         ``"exact"`` computes the posterior without MCMC (:mod:`bayesjudge.core.exact`):
         available for ``calibration="separate"`` with Beta (parameters ≥ 1) or known priors,
@@ -300,6 +477,14 @@ def fit(
         The posterior as an :class:`xarray.DataTree` with settings, and methods for
         summaries, comparisons, posterior predictive checks and saving.
 
+    Raises
+    ------
+    ValueError
+        For a bad option or seed (named in the message), before anything is compiled.
+    KeyboardInterrupt
+        When sampling is interrupted (Ctrl-C): the samplers' partial draws are discarded, so
+        no Fit of fewer draws than asked is ever returned.
+
     Warns
     -----
     ConvergenceWarning
@@ -307,6 +492,9 @@ def fit(
         what to try.
     SmallSampleWarning
         If a calibration group lacks truly-incorrect or truly-correct items.
+    LowJudgeQualityWarning
+        With ``judge_better_than_chance=True``, before sampling, if a calibration group's
+        counts contradict J > 0 (even the 97.5 % upper bounds of q0 and q1 sum to less than 1).
 
     See Also
     --------
@@ -342,6 +530,7 @@ def fit(
     )
     if method not in METHODS:
         raise ValueError(f"method must be one of {list(METHODS)}; got {method!r}.")
+    progressbar = show_progress(progressbar, name="progressbar")
     if method == "exact" and paired:
         raise ValueError(
             "method='exact' integrates the unpaired model group by group; the paired model "
@@ -532,7 +721,7 @@ def fit_pairwise(
             "var": var,
             "dim": "system",
             "method": "pairwise paired model (one 2-system fit per pair)",
-            "random_seed": seed,
+            "random_seed": _attr_seed(seed),
             "pair_seeds": json.dumps(seeds),
         }
     )
@@ -648,7 +837,7 @@ def compare_designs(
         "ci_prob": ci_prob,
         "ci_kind": "eti",
         "var": var,
-        "random_seed": seed,
+        "random_seed": _attr_seed(seed),
         "design_seeds": json.dumps([int(s) for s in design_seeds[: len(designs)]]),
         "supported_design": diagnostics.attrs["design"],
         "recommendation": diagnostics.attrs["recommendation"],
@@ -730,12 +919,10 @@ def _fit_exact(counts: JudgeCounts, config: dict, *, draws: int, chains: int, ra
     coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
     coords |= {"system": counts.systems, "stratum": counts.strata}
     dims = ("chain", "draw", *DIMS)
-    post = {v: (dims, drawn[v].reshape(chains, draws, *drawn[v].shape[1:])) for v in drawn}
-    posterior = xr.Dataset(post, coords=coords)
-    posterior["youden"] = posterior["q0"] + posterior["q1"] - 1
-    posterior["p"] = posterior["theta"] * posterior["q1"] + (1 - posterior["theta"]) * (
-        1 - posterior["q0"]
-    )
+    drawn = {v: x.reshape(chains, draws, *x.shape[1:]) for v, x in drawn.items()}
+    drawn["youden"] = drawn["q0"] + drawn["q1"] - 1
+    drawn["p"] = drawn["theta"] * drawn["youden"] + (1 - drawn["q0"])  # θ q1 + (1 − θ)(1 − q0)
+    posterior = xr.Dataset({v: (dims, x) for v, x in drawn.items()}, coords=coords)
     kind, weights = _aggregate_weights(counts, config["aggregate"])
     if kind is not None:
         w = xr.DataArray(weights, dims=DIMS, coords={d: coords[d] for d in DIMS})
@@ -822,20 +1009,20 @@ def prior_predictive(
     priors = Priors.from_dict(config["priors"])
     if config["judge_better_than_chance"] and not (priors.known("q0") or priors.known("q1")):
         prior = _prior_by_mcmc(counts, config, int(draws), random_seed)
-        with _quiet_pymc(), warnings.catch_warnings():
+        with _quiet_pymc(), _interruptible(), warnings.catch_warnings():
             # The draws already carry the Potential; PyMC's note that it ignores it is moot.
             warnings.filterwarnings("ignore", message="The effect of Potentials")
             replicated = pm.sample_posterior_predictive(
                 xr.DataTree.from_dict({"posterior": prior}),
                 model=model,
                 var_names=list(_observed_names(model)),
-                random_seed=random_seed,
+                random_seed=_sampler_seed(random_seed),
                 progressbar=False,
             )["posterior_predictive"].dataset
     else:
-        with _quiet_pymc():
+        with _quiet_pymc(), _interruptible():
             tree = pm.sample_prior_predictive(
-                draws=int(draws), model=model, random_seed=random_seed
+                draws=int(draws), model=model, random_seed=_sampler_seed(random_seed)
             )
         prior, replicated = tree["prior"].dataset, tree["prior_predictive"].dataset
     observed = _observed_tree(model)["observed_data"]
@@ -846,7 +1033,7 @@ def prior_predictive(
             "observed_data": observed,
         }
     )
-    out.attrs.update({"random_seed": random_seed})
+    out.attrs.update({"random_seed": _attr_seed(random_seed)})
     out.attrs["bayesjudge_config"] = json.dumps(config, sort_keys=True)
     return out
 
@@ -906,6 +1093,41 @@ class PosteriorPredictiveCheck:
         return plot_ppc(self, ci_prob=ci_prob, ax=ax)
 
 
+def _sorted_stats(draws: xr.DataArray, ci_prob: float) -> dict[str, xr.DataArray]:
+    """Mean, sd, median, ETI and HDI of i.i.d. draws over (chain, draw), from one sort.
+
+    The same numbers as ``mean``, ``std(ddof=1)``, ``median``, :func:`_quantile_interval` and
+    ``az.hdi`` (its "nearest" rule: the narrowest interval between draws i and
+    i + floor(ci_prob · n)), which sorted the draws twice.
+    """
+    template = draws.isel(chain=0, draw=0, drop=True)
+    x = np.moveaxis(draws.transpose("chain", "draw", ...).values, (0, 1), (-2, -1))
+    x = np.sort(x.reshape(*x.shape[:-2], -1), axis=-1)
+    n = x.shape[-1]
+    probs = [(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2]
+    q = np.quantile(x, probs, axis=-1)
+    inc = min(int(np.floor(ci_prob * n)), n - 1)
+    best = np.argmin(x[..., inc:] - x[..., : n - inc], axis=-1)[..., None]
+    lower = np.take_along_axis(x, best, -1)[..., 0]
+    upper = np.take_along_axis(x, best + inc, -1)[..., 0]
+
+    def like(values):
+        return template.copy(data=np.asarray(values, dtype=float))
+
+    def bounds(lo, hi):
+        return xr.concat([like(lo), like(hi)], dim="ci_bound").assign_coords(
+            ci_bound=["lower", "upper"]
+        )
+
+    return {
+        "mean": like(x.mean(-1)),
+        "sd": like(x.std(-1, ddof=1)),
+        "median": like(q[1]),
+        "eti": bounds(q[0], q[2]),
+        "hdi": bounds(lower, upper),
+    }
+
+
 def _quantile_interval(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
     q = draws.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=("chain", "draw"))
     return q.rename(quantile="ci_bound").assign_coords(ci_bound=["lower", "upper"])
@@ -935,7 +1157,7 @@ class Fit:
                 "bayesjudge_version": __version__,
                 "bayesjudge_config": json.dumps(self.config, sort_keys=True),
                 "bayesjudge_config_hash": _config_hash(self.config),
-                "random_seed": self.config["random_seed"],
+                "random_seed": _attr_seed(self.config["random_seed"]),
                 "calibration": self.config["calibration"],
             }
         )
@@ -1000,7 +1222,9 @@ class Fit:
         )
 
     def _exact_stats(self, name: str, ci_prob: float) -> dict[str, xr.DataArray]:
-        """Exact mean, sd, median and ETI of theta, q0 or q1 as DataArrays (system, stratum)."""
+        """Exact mean, sd, median, ETI and HDI of theta, q0 or q1 (DataArrays over the groups)."""
+        from bayesjudge.core.exact import _hdi
+
         m = self._exact_marginal(name)
         probs = np.array([(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2])
         q = m.quantile(probs.reshape(3, 1, 1))
@@ -1015,11 +1239,16 @@ class Fit:
         eti = xr.concat([like(q[0]), like(q[2])], dim="ci_bound").assign_coords(
             ci_bound=["lower", "upper"]
         )
+        hdi = xr.concat([like(b) for b in _hdi(m, ci_prob)], dim="ci_bound").assign_coords(
+            ci_bound=["lower", "upper"]
+        )
+        first, var = m._moments()  # once for both (mean() and sd() would each integrate)
         return {
-            "mean": like(np.where(known, value, m.mean())),
-            "sd": like(np.where(known, 0.0, m.sd())),
+            "mean": like(np.where(known, value, first)),
+            "sd": like(np.where(known, 0.0, np.sqrt(var))),
             "median": like(q[1]),
             "eti": eti,
+            "hdi": hdi,
         }
 
     # ----------------------------------------------------------------- diagnostics
@@ -1168,18 +1397,15 @@ class Fit:
         for name in names:
             draws = self.posterior[name]
             single = draws.to_dataset()
-            hdi = az.hdi(single, prob=ci_prob)[name]
             if self.method == "exact":
+                # θ, q0, q1 from the exact marginals (HDI included); youden and theta_total
+                # from one sort of the i.i.d. draws (az.hdi and quantile sorted them twice).
                 stats = (
                     self._exact_stats(name, ci_prob)
                     if name in _EXACT_VARS
-                    else {
-                        "mean": draws.mean(("chain", "draw")),
-                        "sd": draws.std(("chain", "draw"), ddof=1),
-                        "median": draws.median(("chain", "draw")),
-                        "eti": _quantile_interval(draws, ci_prob),
-                    }
+                    else _sorted_stats(draws, ci_prob)
                 )
+                hdi = stats.pop("hdi")
                 size = float(draws.sizes["chain"] * draws.sizes["draw"])
                 fixed = ~(draws.max(("chain", "draw")) > draws.min(("chain", "draw")))
                 diag = {
@@ -1188,6 +1414,7 @@ class Fit:
                     "r_hat": xr.where(fixed, np.nan, 1.0),
                 }
             else:
+                hdi = az.hdi(single, prob=ci_prob)[name]
                 stats = {
                     "mean": draws.mean(("chain", "draw")),
                     "sd": draws.std(("chain", "draw"), ddof=1),
@@ -1295,7 +1522,7 @@ class Fit:
         Parameters
         ----------
         random_seed : int, optional
-            Seed of the replicated draws.
+            Seed of the replicated draws: any non-negative integer, or None for fresh ones.
 
         Returns
         -------
@@ -1311,19 +1538,21 @@ class Fit:
         p-values of ``joint`` check the dependence between the systems' verdicts, which θ
         and the q's alone do not fix.
         """
+        if random_seed is not None:
+            random_seed = _check_seed(random_seed)
         posterior = self.tree["posterior"].dataset
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", BayesJudgeWarning)
             model = self.model
         names = list(_observed_names(model))
-        with _quiet_pymc(), warnings.catch_warnings():
+        with _quiet_pymc(), _interruptible(), warnings.catch_warnings():
             # Every free variable comes from the posterior, which already carries any Potential.
             warnings.filterwarnings("ignore", message="The effect of Potentials")
             pp = pm.sample_posterior_predictive(
                 xr.DataTree.from_dict({"posterior": posterior}),
                 model=model,
                 var_names=names,
-                random_seed=random_seed,
+                random_seed=None if random_seed is None else _sampler_seed(random_seed),
                 progressbar=False,
             )
         replicated = _with_total_k(pp["posterior_predictive"].dataset[names])
@@ -1334,7 +1563,10 @@ class Fit:
                 + 0.5 * (replicated[v] == observed[v]).mean(("chain", "draw"))
                 for v in replicated.data_vars
             },
-            attrs={"kind": "mid-p, P(rep > obs) + P(rep = obs) / 2", "random_seed": random_seed},
+            attrs={
+                "kind": "mid-p, P(rep > obs) + P(rep = obs) / 2",
+                "random_seed": _attr_seed(random_seed),
+            },
         )
         tree = xr.DataTree.from_dict(
             {
@@ -1380,17 +1612,27 @@ class Fit:
     def save(self, path) -> Path:
         """Write the fit to a netCDF file (posterior, counts, configuration, version).
 
+        The file is written atomically: to a temporary file beside ``path``, then renamed
+        onto it, so a failure or Ctrl-C leaves no file and an existing ``path`` intact. A
+        SHA-256 digest of the content is stored in the root attr ``bayesjudge_digest``;
+        :func:`load` refuses a file whose content no longer matches it.
+
         Parameters
         ----------
         path : str or path-like
-            Output file, conventionally ``*.nc``.
+            Output file, conventionally ``*.nc``; an existing file is replaced.
 
         Returns
         -------
         pathlib.Path
             The path written.
+
+        Raises
+        ------
+        ValueError
+            If ``path`` is empty, a folder, or its folder is missing or not writable.
         """
-        path = Path(path)
+        path = check_output_file(path, what="fit file")
         tree = self.tree.copy()
         if "sample_stats" in tree.children:
             stats = tree["sample_stats"].dataset
@@ -1398,12 +1640,26 @@ class Fit:
             drop = [v for v in stats.data_vars if stats[v].dtype == object]
             tree["sample_stats"] = xr.DataTree(stats.drop_vars(drop))
         tree.attrs["format"] = _FORMAT
-        tree.to_netcdf(path, engine="h5netcdf")
+        tree.attrs.pop(_DIGEST, None)
+        tree.attrs[_DIGEST] = _content_digest(tree)
+        with atomic_path(path) as tmp:
+            tree.to_netcdf(tmp, engine="h5netcdf")
         return path
+
+
+def _damaged(path: Path, what: str) -> ValueError:
+    return ValueError(
+        f"{str(path)!r} cannot be loaded as a bayesjudge fit: {what}. Refit and save again with "
+        f"Fit.save(path), or load another file."
+    )
 
 
 def load(path) -> Fit:
     """Read a fit written by :meth:`Fit.save`, check it and rebuild its model.
+
+    The content (every group's values, dims and coords, and the configuration) is checked
+    against the SHA-256 digest stored at save, so a file edited or damaged afterwards is
+    refused rather than loaded silently.
 
     Parameters
     ----------
@@ -1416,32 +1672,69 @@ def load(path) -> Fit:
 
     Raises
     ------
+    FileNotFoundError
+        If there is no file at ``path``.
     ValueError
-        If the file is not a bayesjudge fit, its configuration does not match its stored hash,
-        or the rebuilt model's variables do not match the stored posterior.
+        Naming the path and what is wrong: the file cannot be read (truncated, not netCDF, a
+        folder), is not a bayesjudge fit, its configuration does not match its stored hash,
+        its content does not match its stored digest (changed after it was saved), its draws
+        do not match its configuration, or the rebuilt model's variables do not match the
+        stored posterior.
 
     Warns
     -----
     BayesJudgeWarning
-        If the file was written by another bayesjudge version.
+        If the file was written by another bayesjudge version, or has no content digest
+        (saved before digests were stored): it is loaded unchecked.
     """
     path = Path(path)
+    if path.is_dir():
+        raise _damaged(path, "it is a folder, not a file")
     if not path.exists():
-        raise FileNotFoundError(f"No fit file at {str(path)!r}.")
-    with xr.open_datatree(path, engine="h5netcdf") as opened:
-        tree = opened.load()
+        raise FileNotFoundError(
+            f"No fit file at {str(path)!r}; check the path, or write one with Fit.save(path)."
+        )
+    try:
+        with xr.open_datatree(path, engine="h5netcdf") as opened:
+            tree = opened.load()
+    except Exception as err:  # h5py OSError, xarray ValueError, ...: all mean "unreadable"
+        raise _damaged(
+            path,
+            f"it is not a readable netCDF file, or it is truncated ({type(err).__name__}: {err})",
+        ) from err
     attrs = tree.attrs
     if attrs.get("format") != _FORMAT or "bayesjudge_config" not in attrs:
         raise ValueError(
             f"{str(path)!r} is not a bayesjudge fit (format {attrs.get('format')!r}); write one "
             f"with Fit.save(path)."
         )
-    config = json.loads(attrs["bayesjudge_config"])
-    if _config_hash(config) != attrs.get("bayesjudge_config_hash"):
+    try:
+        config = json.loads(attrs["bayesjudge_config"])
+    except (TypeError, ValueError) as err:
+        raise _damaged(path, f"its configuration is not valid JSON ({err})") from None
+    if not isinstance(config, dict) or _config_hash(config) != attrs.get("bayesjudge_config_hash"):
         raise ValueError(
             f"The configuration stored in {str(path)!r} does not match its hash; the file was "
             f"modified or damaged. Refit and save again."
         )
+    stored = attrs.get(_DIGEST)
+    if stored is None:
+        warnings.warn(
+            f"{str(path)!r} has no content digest (saved by a bayesjudge without one), so "
+            f"whether it was changed after saving cannot be checked; it is loaded as it is. "
+            f"Save it again with Fit.save(path) to add a digest.",
+            BayesJudgeWarning,
+            stacklevel=2,
+        )
+    else:
+        check = tree.copy()
+        check.attrs.pop(_DIGEST, None)
+        if _content_digest(check) != stored:
+            raise ValueError(
+                f"{str(path)!r} was changed after it was saved: its content (posterior draws, "
+                f"counts or other data) no longer matches the digest stored by Fit.save. Do "
+                f"not edit saved fits; refit and save again, or load the original file."
+            )
     if attrs.get("bayesjudge_version") != __version__:
         warnings.warn(
             f"{str(path)!r} was written by bayesjudge {attrs.get('bayesjudge_version')} and is "
@@ -1449,10 +1742,24 @@ def load(path) -> Fit:
             BayesJudgeWarning,
             stacklevel=2,
         )
-    result = Fit(tree, config)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", BayesJudgeWarning)
-        model = result.model
+    missing = [g for g in ("posterior", "counts") if g not in tree.children]
+    if missing:
+        raise _damaged(path, f"it lacks the group(s) {missing}")
+    try:
+        result = Fit(tree, config)
+        sizes = result.posterior.sizes
+        asked = (config["chains"], config["draws"])
+        if (sizes.get("chain"), sizes.get("draw")) != asked:
+            raise _damaged(
+                path,
+                f"it holds {sizes.get('chain')} chains × {sizes.get('draw')} draws but its "
+                f"configuration says {asked[0]} × {asked[1]} (an interrupted or edited fit)",
+            )
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", BayesJudgeWarning)
+            model = result.model
+    except (KeyError, TypeError) as err:
+        raise _damaged(path, f"its content is incomplete ({type(err).__name__}: {err})") from err
     expected = set(model.free_RVs + model.deterministics)
     names = {v.name for v in expected}
     stored = set(result.posterior.data_vars)

@@ -9,8 +9,12 @@ figure as PNG.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -36,6 +40,7 @@ __all__ = [
     "point_rngs",
     "progress_bar",
     "spawn_rngs",
+    "staged_folder",
     "study_attrs",
 ]
 
@@ -342,6 +347,15 @@ class StudyResult:
     def save(self, out_dir) -> dict[str, Path]:
         """Write ``NAME.csv``, ``NAME.nc``, ``NAME.json`` (settings) and ``NAME.png``.
 
+        The four files are written together (:func:`staged_folder`): into a hidden staging
+        folder first, then moved into ``out_dir`` (created if missing), replacing files of the
+        same names. A failure or Ctrl-C while writing leaves ``out_dir`` as it was.
+
+        Parameters
+        ----------
+        out_dir : str or path-like
+            The folder to write into.
+
         Returns
         -------
         dict of str to pathlib.Path
@@ -349,17 +363,85 @@ class StudyResult:
         """
         import matplotlib.pyplot as plt
 
-        out = Path(out_dir)
-        out.mkdir(parents=True, exist_ok=True)
+        out = Path(out_dir).expanduser()
         stem = self.name.replace("-", "_")
-        paths = {kind: out / f"{stem}.{kind}" for kind in ("csv", "nc", "json", "png")}
-        self.to_frame().to_csv(paths["csv"], index=False)
-        self.table.to_netcdf(paths["nc"], engine="h5netcdf")
-        paths["json"].write_text(json.dumps(self.settings, indent=2, sort_keys=True) + "\n")
+        names = {kind: f"{stem}.{kind}" for kind in ("csv", "nc", "json", "png")}
+        table = self.table.copy()
+        # netCDF attrs hold 64-bit integers at most: a larger seed is stored as text (the
+        # "settings" JSON keeps the number itself).
+        table.attrs = {k: _netcdf_attr(v) for k, v in table.attrs.items()}
         figure = self.plot()
-        figure.savefig(paths["png"], dpi=120, bbox_inches="tight")
-        plt.close(figure)
-        return paths
+        try:
+            with staged_folder(out) as staging:
+                self.to_frame().to_csv(staging / names["csv"], index=False)
+                table.to_netcdf(staging / names["nc"], engine="h5netcdf")
+                (staging / names["json"]).write_text(
+                    json.dumps(self.settings, indent=2, sort_keys=True) + "\n"
+                )
+                figure.savefig(staging / names["png"], dpi=120, bbox_inches="tight")
+        finally:
+            plt.close(figure)
+        return {kind: out / name for kind, name in names.items()}
+
+
+def _netcdf_attr(value):
+    """Return ``value`` as a netCDF attribute: an int beyond int64 becomes its decimal text."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(2**63) <= value < 2**63:
+        return str(value)
+    return value
+
+
+@contextlib.contextmanager
+def staged_folder(out_dir) -> Iterator[Path]:
+    """Yield an empty staging folder whose files land in ``out_dir`` only if the block succeeds.
+
+    For writers of several files that belong together (a study's table, settings and figure;
+    a report and its figures). When ``out_dir`` does not exist, the staging folder is made
+    beside it and renamed to ``out_dir`` in one step; otherwise it is made inside ``out_dir``
+    and its files are moved in, each with one rename that replaces a file of the same name.
+    On any exception, ``KeyboardInterrupt`` included, the staging folder is removed and
+    ``out_dir`` is left as it was (a missing ``out_dir`` is not created).
+
+    Parameters
+    ----------
+    out_dir : str or path-like
+        The destination folder; its missing parent folders are created at the end.
+
+    Yields
+    ------
+    pathlib.Path
+        The staging folder: write the files into it (flat, no subfolders).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> out = pathlib.Path(tempfile.mkdtemp()) / "results"
+    >>> with staged_folder(out) as staging:
+    ...     _ = (staging / "table.csv").write_text("a,b")
+    >>> sorted(p.name for p in out.iterdir())
+    ['table.csv']
+    """
+    out = Path(out_dir).expanduser()
+    fresh = not out.exists()
+    if fresh:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+        umask = os.umask(0)
+        os.umask(umask)
+        staging.chmod(0o777 & ~umask)  # mkdtemp's 0o700 would become out_dir's mode
+    else:
+        staging = Path(tempfile.mkdtemp(prefix=".bayesjudge-", suffix=".tmp", dir=out))
+    try:
+        yield staging
+        if fresh and not out.exists():
+            staging.rename(out)
+            return
+        for item in sorted(staging.iterdir()):
+            os.replace(item, out / item.name)
+        staging.rmdir()
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def mcse_proportion(share: np.ndarray, reps: int) -> np.ndarray:

@@ -376,6 +376,9 @@ def _ppi(data, alpha):
         est[system], se[system] = r.estimate, (r.upper - r.lower) / (2 * z)
     res = _Results(reps)
     _wald(res, est["B"] - est["A"], np.sqrt(se["A"] ** 2 + se["B"] ** 2), z)
+    # ppi_mean gives NaN where a labelled set has one human label only: undefined, as for RG.
+    res.undefined = np.isnan(res.estimate)
+    res.lower[res.undefined], res.upper[res.undefined] = -1.0, 1.0
     return res
 
 

@@ -439,7 +439,8 @@ def run(
     progress : bool, default False
         Progress bar on stderr.
     path : str or pathlib.Path, optional
-        The LLMBar data folder; default ``$BAYESJUDGE_DATA`` (see
+        A folder holding another copy of the LLMBar tables; default ``$BAYESJUDGE_DATA`` if
+        set, else the tables shipped with bayesjudge (see
         :func:`bayesjudge.datasets.load_llmbar`).
     judges : sequence of str, default JUDGES
         Evaluators (systems).
@@ -469,11 +470,9 @@ def run(
 
     Examples
     --------
-    >>> import os
     >>> from bayesjudge.studies import llmbar
-    >>> data = os.environ.get("BAYESJUDGE_DATA", "../shared/data")  # the data's folder
     >>> res = llmbar.run(reps=20, judges=["GPT-4"], subsets=["LLMBar/Natural"], xi=["subset"],
-    ...                  methods=["naive", "lr-stratum"], path=data)
+    ...                  methods=["naive", "lr-stratum"])  # the tables shipped with bayesjudge
     >>> dict(res.table.sizes)["judge"], res.table.attrs["reps"]
     (1, 20)
     """
@@ -709,11 +708,9 @@ def plot(table: xr.Dataset):
 
     Examples
     --------
-    >>> import os
     >>> import matplotlib.pyplot as plt
     >>> from bayesjudge.studies import llmbar
-    >>> res = llmbar.run(reps=10, judges=["GPT-4"], xi=["subset"], methods=["naive", "lr-stratum"],
-    ...                  path=os.environ.get("BAYESJUDGE_DATA", "../shared/data"))
+    >>> res = llmbar.run(reps=10, judges=["GPT-4"], xi=["subset"], methods=["naive", "lr-stratum"])
     >>> fig = llmbar.plot(res.table)
     >>> len(fig.axes) > 0
     True

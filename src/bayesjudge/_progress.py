@@ -1,0 +1,98 @@
+"""When to show a progress bar: in a terminal or a notebook, never in tests or CI.
+
+Long work (MCMC sampling, studies, reports of many systems) takes ``progress=None`` by default
+and asks :func:`show_progress` whether to draw a bar. An explicit ``True`` or ``False`` always
+wins; ``None`` means "decide from the environment" (:func:`interactive`).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["interactive", "show_progress"]
+
+
+def _in_jupyter_kernel() -> bool:
+    """Return True when running inside a Jupyter (IPython kernel) session."""
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    try:
+        ip = shell.get_ipython()  # type: ignore[attr-defined]
+    except Exception:  # pragma: no cover - exotic IPython states
+        return False
+    if ip is None:
+        return False
+    return type(ip).__name__ == "ZMQInteractiveShell" or "IPKernelApp" in getattr(ip, "config", {})
+
+
+def _stderr_is_tty() -> bool:
+    stream = sys.stderr
+    try:
+        return bool(stream is not None and stream.isatty())
+    except (AttributeError, ValueError):  # closed or replaced streams
+        return False
+
+
+def interactive() -> bool:
+    """Return True when a person is probably watching: a terminal or a Jupyter notebook.
+
+    False when the environment variable ``CI`` is set (to anything but ``""``, ``"0"`` or
+    ``"false"``), when running under pytest (``PYTEST_CURRENT_TEST`` is set), or when stderr is
+    not a terminal and no Jupyter kernel is running.
+
+    Examples
+    --------
+    >>> import os
+    >>> "PYTEST_CURRENT_TEST" in os.environ and interactive()
+    False
+    """
+    ci = os.environ.get("CI", "").strip().lower()
+    if ci not in ("", "0", "false", "no"):
+        return False
+    if os.environ.get("PYTEST_CURRENT_TEST"):
+        return False
+    return _stderr_is_tty() or _in_jupyter_kernel()
+
+
+def show_progress(progress: bool | None, *, name: str = "progress") -> bool:
+    """Resolve a ``progress`` option: explicit True/False wins, None asks :func:`interactive`.
+
+    Parameters
+    ----------
+    progress : bool or None
+        The user's choice; ``None`` for the default.
+    name : str, default "progress"
+        The option's name, for the error message.
+
+    Returns
+    -------
+    bool
+        Whether to draw a progress bar.
+
+    Raises
+    ------
+    ValueError
+        When ``progress`` is not ``True``, ``False`` or ``None``.
+
+    Examples
+    --------
+    >>> show_progress(True), show_progress(False)
+    (True, False)
+    """
+    if progress is None:
+        return interactive()
+    if isinstance(progress, bool):
+        return progress
+    try:
+        import numpy as np
+
+        if isinstance(progress, np.bool_):
+            return bool(progress)
+    except ImportError:  # pragma: no cover - numpy is a dependency
+        pass
+    raise ValueError(
+        f"{name} must be True, False or None (None: shown in a terminal or notebook); got "
+        f"{progress!r}."
+    )
