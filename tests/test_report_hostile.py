@@ -175,3 +175,19 @@ def test_text_helpers():
     assert terminal_safe(CONTROL) == "line\\nbreak\\r\\x1b[31mred"
     assert markdown_escape("a|b*c_") == "a\\|b\\*c\\_"
     assert plain_label("$x$") == "\\$x\\$"
+
+
+def test_report_progress_bar_is_plain_text_on_stderr(capsys):
+    # Issue 13, item 19: no tqdm (not a dependency); every step reaches the last, 5/5.
+    counts = bj.simulate_counts(
+        [0.6, 0.7], 0.85, 0.9, 300, 60, 60, system=["a", "b"], random_seed=1
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bj.BayesJudgeWarning)
+        build_report(counts, random_seed=1, n_resamples=1000, progress=True)
+    err = capsys.readouterr().err
+    assert "report of 2 systems" in err and "5/5" in err and err.endswith("\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", bj.BayesJudgeWarning)
+        build_report(counts, random_seed=1, n_resamples=1000, progress=False)
+    assert capsys.readouterr().err == ""

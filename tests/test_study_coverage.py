@@ -475,3 +475,18 @@ def test_ppi_with_its_own_random_calibration_is_unbiased_where_stratified_ppi_is
         assert abs(float(stratified["bias"].sel(theta=theta))) > 0.1
         assert float(stratified["coverage"].sel(theta=theta)) < 0.01
         assert abs(float(own["coverage"].sel(theta=theta)) - 0.95) <= 4 * nominal_se
+
+
+def test_ppi_random_with_one_label_type_is_counted_undefined_not_nan():
+    # At θ = 0.02 with m = 20 random labels, P(no truly correct label) = 0.98^20 ≈ 0.67: PPI++
+    # has no answer there (NaN from ppi_mean). The study reports ½ with [0, 1] and counts them
+    # in undefined_share, so bias, coverage and length stay finite (issue 13: no silent NaN).
+    grid = {"n": [200], "m": [20], "q0": [0.8], "q1": [0.9]}
+    table = coverage.run(
+        reps=400, theta=[0.0, 0.02], grid=grid, estimators=["ppi-random"], random_seed=1
+    ).table.sel(estimator="ppi-random")
+    for name in ("bias", "coverage", "length", "undefined_share"):
+        assert np.isfinite(table[name]).all(), name
+    share = table["undefined_share"].squeeze()
+    assert float(share.sel(theta=0.0)) == 1.0  # every labelled item is truly incorrect
+    assert abs(float(share.sel(theta=0.02)) - 0.98**20) <= 4 * np.sqrt(0.67 * 0.33 / 400)

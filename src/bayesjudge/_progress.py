@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import os
 import sys
+import time
+from collections.abc import Iterator
 
-__all__ = ["interactive", "show_progress"]
+__all__ = ["interactive", "progress_bar", "show_progress"]
 
 
 def _in_jupyter_kernel() -> bool:
@@ -96,3 +98,45 @@ def show_progress(progress: bool | None, *, name: str = "progress") -> bool:
         f"{name} must be True, False or None (None: shown in a terminal or notebook); got "
         f"{progress!r}."
     )
+
+
+class _Progress:
+    def __init__(self, total: int, desc: str, enabled: bool, stream) -> None:
+        self.total, self.desc, self.enabled, self.stream = total, desc, enabled, stream
+        self.done = 0
+        self.start = time.perf_counter()
+
+    def update(self, steps: int = 1) -> None:
+        self.done += steps
+        if self.enabled:
+            elapsed = time.perf_counter() - self.start
+            width = 30
+            filled = int(width * self.done / max(self.total, 1))
+            bar = "#" * filled + "-" * (width - filled)
+            self.stream.write(f"\r{self.desc} [{bar}] {self.done}/{self.total} ({elapsed:.1f} s)")
+            if self.done >= self.total:
+                self.stream.write("\n")
+            self.stream.flush()
+
+    def __iter__(self) -> Iterator[int]:
+        for i in range(self.total):
+            yield i
+            self.update()
+
+
+def progress_bar(total: int, desc: str, enabled: bool = True, stream=None) -> _Progress:
+    """Return a plain-text progress bar written to stderr (no extra dependency).
+
+    Use ``bar.update(k)`` after each unit of work, or iterate over the bar for ``range(total)``.
+
+    Examples
+    --------
+    >>> import io
+    >>> out = io.StringIO()
+    >>> bar = progress_bar(2, "coverage", stream=out)
+    >>> list(bar)
+    [0, 1]
+    >>> out.getvalue().splitlines()[-1].split(" (")[0].strip()
+    'coverage [##############################] 2/2'
+    """
+    return _Progress(total, desc, enabled, sys.stderr if stream is None else stream)

@@ -922,8 +922,9 @@ def build_report(
         The report's title.
     progress : bool, optional
         Show a progress bar of the report's steps (tables, comparisons, diagnostics,
-        figures) on stderr. None (default) shows it only in a terminal or a notebook, never
-        in tests or CI (:func:`bayesjudge._progress.show_progress`).
+        figures) on stderr. None (default) shows it for reports of 30 systems or more
+        (``PROGRESS_MIN_SYSTEMS``; fewer take seconds), and only in a terminal or a notebook,
+        never in tests or CI (:func:`bayesjudge._progress.show_progress`).
 
     Returns
     -------
@@ -1068,28 +1069,32 @@ def build_report(
     return Report(title, sections, tables, figures, records, settings)
 
 
+# A report of fewer systems takes seconds: by default its bar is drawn only from this many on.
+PROGRESS_MIN_SYSTEMS = 30
+
+
 def _progress_bar(progress, n_systems: int):
-    """Return a tqdm bar over the report's steps, or None when no bar is to be shown."""
-    from bayesjudge._progress import show_progress
+    """Return a plain-text bar over the report's five steps, or None when none is shown."""
+    from bayesjudge._progress import progress_bar, show_progress
 
-    if not show_progress(progress):
+    if not show_progress(progress) or (progress is None and n_systems < PROGRESS_MIN_SYSTEMS):
         return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=5, desc=f"report of {n_systems} systems", unit="step", leave=False)
+    bar = progress_bar(5, f"report of {n_systems} systems")
+    bar.steps = 0
+    return bar
 
 
 def _step(bar, what: str | None) -> None:
-    """Start step ``what`` on the bar (close it when None)."""
+    """Mark the previous step done on the bar (all of them when ``what`` is None)."""
     if bar is None:
         return
     if what is None:
-        bar.update(bar.total - bar.n)
-        bar.close()
+        bar.update(bar.total - bar.done)
         return
-    if bar.n or bar.postfix:
+    if bar.steps:
         bar.update(1)
-    bar.set_postfix_str(what)
+    bar.steps += 1
+    bar.desc = f"{bar.desc.split(':')[0]}: {what}"
 
 
 def _total_stats(fit, ci_prob):

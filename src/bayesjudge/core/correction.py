@@ -374,7 +374,7 @@ def lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> Interv
     Where the *observed* q0 + q1 == 1 (Ĵ = 0) but the smoothed J̃ is not 0, this function
     returns the formula's interval, as the reference does; it then rests on the +1 smoothing
     alone (for a judge that calls every item correct, ``p = 1, q0 = 0, q1 = 1, m0 = 2,
-    m1 = 100``, it is [0.944, 1]). :func:`bayesjudge.estimate` reports such groups as NaN
+    m1 = 100``, it is [0.944, 1]). ``bj.estimate`` reports such groups as NaN
     with the interval [0, 1] and a ``LowJudgeQualityWarning``; :func:`rogan_gladen` raises.
 
     References

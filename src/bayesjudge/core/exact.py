@@ -1512,7 +1512,7 @@ def exact_draws(
     * outside (a tail of the Betas, where J may reach 0): q from the Betas restricted to
       the complement of the box (inverse CDF), θ | q from the flat-prior conditional (p
       from P restricted to the segment between 1 − q0 and q1), kept with probability
-      M(q) / max f_P · π(θ) / max π, where M(q) = |F_P(q1) − F_P(1 − q0)| / |J| ≤ max f_P
+      M(q) / max f_P · π(θ) / max π, where M(q) = abs(F_P(q1) − F_P(1 − q0)) / abs(J) ≤ max f_P
       is the flat-prior likelihood of q.
 
     Each proposal picks the part with probability proportional to its envelope mass (box

@@ -174,7 +174,7 @@ def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
     matter what the test set shows (e.g. ``k=250, n=300, tn=0, m0=0, tp=45, m1=50`` gave
     exactly [1, 1]); with a fixed λ the interval still ignores the unseen variance of the
     human labels. A labelled set like that was selected by human label, which PPI++ cannot
-    use, or is too small. :func:`bayesjudge.estimate` with ``method="ppi++"`` gives the same
+    use, or is too small. ``bj.estimate`` with ``method="ppi++"`` gives the same
     answer: NaN with a warning that names the groups.
 
     References

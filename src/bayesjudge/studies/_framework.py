@@ -13,9 +13,7 @@ import contextlib
 import json
 import os
 import shutil
-import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +23,7 @@ import numpy as np
 import pandas as pd
 import xarray as xr
 
+from bayesjudge._progress import progress_bar
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import is_seed
 
@@ -269,48 +268,6 @@ def point_rngs(random_seed: int, *values, count: int = 1) -> list[np.random.Gene
     key = tuple(2 * x if x >= 0 else -2 * x - 1 for x in scaled)
     seq = np.random.SeedSequence(int(random_seed), spawn_key=key)
     return [np.random.default_rng(child) for child in seq.spawn(count)]
-
-
-class _Progress:
-    def __init__(self, total: int, desc: str, enabled: bool, stream) -> None:
-        self.total, self.desc, self.enabled, self.stream = total, desc, enabled, stream
-        self.done = 0
-        self.start = time.perf_counter()
-
-    def update(self, steps: int = 1) -> None:
-        self.done += steps
-        if self.enabled:
-            elapsed = time.perf_counter() - self.start
-            width = 30
-            filled = int(width * self.done / max(self.total, 1))
-            bar = "#" * filled + "-" * (width - filled)
-            self.stream.write(f"\r{self.desc} [{bar}] {self.done}/{self.total} ({elapsed:.1f} s)")
-            if self.done >= self.total:
-                self.stream.write("\n")
-            self.stream.flush()
-
-    def __iter__(self) -> Iterator[int]:
-        for i in range(self.total):
-            yield i
-            self.update()
-
-
-def progress_bar(total: int, desc: str, enabled: bool = True, stream=None) -> _Progress:
-    """Return a plain-text progress bar written to stderr (no extra dependency).
-
-    Use ``bar.update(k)`` after each unit of work, or iterate over the bar for ``range(total)``.
-
-    Examples
-    --------
-    >>> import io
-    >>> out = io.StringIO()
-    >>> bar = progress_bar(2, "coverage", stream=out)
-    >>> list(bar)
-    [0, 1]
-    >>> out.getvalue().splitlines()[-1].split(" (")[0].strip()
-    'coverage [##############################] 2/2'
-    """
-    return _Progress(total, desc, enabled, sys.stderr if stream is None else stream)
 
 
 @dataclass(frozen=True)

@@ -394,10 +394,15 @@ def _ppi_random(data, alpha, rng, options):
     tp = rng.binomial(m1, q1)
     tn = rng.binomial(m - m1, q0)
     with warnings.catch_warnings():
-        # A labelled set of one label gives a zero-width interval; counted as undefined below.
+        # A labelled set of one label has no PPI++ answer (NaN, see ppi_mean); like an
+        # unidentified Rogan–Gladen estimate it is reported as ½ with the interval [0, 1] and
+        # counted in ``undefined_share``, so bias, coverage and length stay defined.
         warnings.simplefilter("ignore", SmallSampleWarning)
         estimate, lower, upper, _ = ppi_mean(k, n, tn, m - m1, tp, m1, alpha=alpha)
-    data["ppi_one_label"] = (m1 == 0) | (m1 == m)
+    one_label = (m1 == 0) | (m1 == m)
+    data["ppi_one_label"] = one_label
+    estimate = np.where(one_label, 0.5, estimate)
+    lower, upper = np.where(one_label, 0.0, lower), np.where(one_label, 1.0, upper)
     return estimate, np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
 
 
