@@ -220,12 +220,15 @@ def test_hierarchical_recovery():
             stratum=REC_STRATA,
             random_seed=300 + rep,
         )
-        # Clean sampling is part of the claim: no ConvergenceWarning may be raised here.
+        # Clean sampling is part of the claim: no ConvergenceWarning may be raised here. At
+        # 1000 draws and 1000 tuning steps one replicate's q1_logit_scale reached r_hat 1.015
+        # and tail ESS 340 with nutpie 0.16.11 / PyMC 6.4.0 (the same at the issue-12 commit):
+        # the population scale mixes slowly, so it gets twice the tuning and draws.
         result = bj.fit(
             counts,
             calibration="hierarchical",
-            draws=1000,
-            tune=1000,
+            draws=2000,
+            tune=2000,
             chains=4,
             random_seed=310 + rep,
             target_accept=0.9,
