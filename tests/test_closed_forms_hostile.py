@@ -281,7 +281,7 @@ def test_zero_j_gives_nan_and_the_whole_interval_with_a_warning_saying_so(method
         ),
         (
             lambda: bj.variance_vs_human_only([0.1, 0.2], [0.7, 0.8, 0.9], 0.9, 100),
-            r"theta\(2,\), q0\(3,\)",
+            r"shapes theta \(2,\), q0 \(3,\)",
         ),
         (
             lambda: bj.shared_calibration_bias([0.1, 0.2], [0.1, 0.2, 0.3], 0.7, 0.9, 0.7, 0.9),

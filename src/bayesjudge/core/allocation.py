@@ -22,6 +22,7 @@ from bayesjudge.core._results import scalar_or_array
 from bayesjudge.core._validation import (
     as_count,
     as_probability,
+    broadcast,
     check_alpha,
     check_open_unit,
     format_values,
@@ -124,17 +125,6 @@ def _as_int(arr: np.ndarray):
     return int(out) if out.ndim == 0 else out
 
 
-def _broadcast(names: tuple[str, ...], *arrays: np.ndarray) -> list[np.ndarray]:
-    try:
-        return np.broadcast_arrays(*arrays)
-    except ValueError:
-        shapes = ", ".join(f"{n}{np.shape(a)}" for n, a in zip(names, arrays, strict=True))
-        raise ValueError(
-            f"Inputs must broadcast to a common shape; got {shapes}. Pass scalars or arrays "
-            f"of matching shape."
-        ) from None
-
-
 def _pilot_count(m_pilot: np.ndarray, q_pilot: np.ndarray) -> np.ndarray:
     count = m_pilot * q_pilot
     nearest = np.round(count)
@@ -174,7 +164,7 @@ def _prepare(m, p_hat, q0_pilot, q1_pilot, m_pilot, m0_pilot=None, m1_pilot=None
                 f"exceed m; got m0_pilot={format_values(a[bad])}, "
                 f"m1_pilot={format_values(b[bad])} with m={format_values(mm[bad])}. Raise m."
             )
-    m, p_hat, q0_pilot, q1_pilot, lo0, lo1 = _broadcast(
+    m, p_hat, q0_pilot, q1_pilot, lo0, lo1 = broadcast(
         ("m", "p_hat", "q0_pilot", "q1_pilot", "m0_pilot", "m1_pilot"),
         m, p_hat, q0_pilot, q1_pilot, lo0, lo1,
     )  # fmt: skip
@@ -577,7 +567,7 @@ def variance_vs_human_only(theta, q0, q1, m, n=None, m1=None) -> HumanOnlyCompar
     q1 = as_probability("q1", q1)
     m = as_count("m", m, positive=True)
     n = _check_n(n)
-    theta, q0, q1, m = _broadcast(("theta", "q0", "q1", "m"), theta, q0, q1, m)
+    theta, q0, q1, m = broadcast(("theta", "q0", "q1", "m"), theta, q0, q1, m)
     j = q0 + q1 - 1
     if (j <= 0).any():
         raise ValueError(
@@ -706,7 +696,7 @@ def judge_beats_human_only(theta, q, m, delta: float = 0.05):
     q = as_probability("q", q)
     m = as_count("m", m, positive=True)
     delta = check_open_unit("delta", delta, "e.g. 0.05")
-    theta, q, m = _broadcast(("theta", "q", "m"), theta, q, m)
+    theta, q, m = broadcast(("theta", "q", "m"), theta, q, m)
     eps = np.sqrt(np.log(2 / delta) / (2 * m))
     applies = (q > 0.5) & (eps < np.minimum(theta, 1 - theta))
     with np.errstate(divide="ignore", invalid="ignore"):

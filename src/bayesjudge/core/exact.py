@@ -1300,16 +1300,7 @@ def exact_marginals(
     # do groups whose test data contradict their calibration (the quadrature's nodes miss
     # where the mass lies: k = 0 of 30,000 with specificity 70/100 put q1's median at 0.003
     # instead of 0.894); beyond the mixture's size such groups are refused, not mis-computed.
-    states, conflict = _latent_size(prob), _conflict(prob)
-    latent = (states <= _LATENT_STATES) | ((conflict > 3) & (states <= _LATENT_STATES_MAX))
-    refused = np.flatnonzero((conflict > 6) & ~latent)
-    if refused.size:
-        raise ValueError(
-            f"group(s) {refused[:5].tolist()} (flat index): the test counts contradict the "
-            f"calibration counts by {conflict[refused[0]]:.0f} sd (no θ in [0, 1] fits both), "
-            f"which the exact engine cannot integrate reliably at this size; check the data "
-            f"(a judge that behaves differently on the test set?) or use MCMC."
-        )
+    latent = _route(prob)
     mixtures = {g: _latent(prob, g) for g in np.flatnonzero(latent)}
     out = {}
     for v in variables:
