@@ -6,9 +6,9 @@ Run from the repository root::
 
 Times ``bayesjudge.core.correction.lang_reiczigel_interval`` on ``--size`` random parameter sets
 (one call) against Lee et al.'s ``confidence_interval`` (Appendix C, transcribed in
-``tests/reference_lee.py``) called once per set, checks that the results agree (the reference's
-swapped order when the smoothed Youden index is negative is sorted first), prints a table and
-writes ``benchmarks/results/lang_reiczigel.json``.
+``tests/references/reference_lee.py``) called once per set, checks that the results agree (the
+reference's swapped order when the smoothed Youden index is negative is sorted first), prints a
+table and writes ``benchmarks/results/lang_reiczigel.json``.
 """
 
 from __future__ import annotations

@@ -86,7 +86,18 @@ def _data_fields() -> dict[str, list[str]]:
     import inspect
 
     fields = {}
-    for module_name in ("bayesjudge", "bayesjudge.studies", "bayesjudge.datasets"):
+    modules = (
+        "bayesjudge",
+        "bayesjudge.core",
+        "bayesjudge.core.paired",
+        "bayesjudge.simulate",
+        "bayesjudge.datasets",
+        "bayesjudge.diagnostics",
+        "bayesjudge.report",
+        "bayesjudge.plots",
+        "bayesjudge.studies",
+    )
+    for module_name in modules:
         module = importlib.import_module(module_name)
         for name in module.__all__:
             obj = getattr(module, name)

@@ -11,7 +11,16 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["markdown_escape", "plain_label", "terminal_safe"]
+__all__ = [
+    "fmt_interval",
+    "fmt_number",
+    "format_probability",
+    "group_label",
+    "markdown_escape",
+    "pair_label",
+    "plain_label",
+    "terminal_safe",
+]
 
 #: Characters that can start Markdown or HTML markup inside a line: emphasis, code, links and
 #: images (``[``), raw HTML and autolinks (``<``), entities (``&``), table cells (``|``),
@@ -89,3 +98,74 @@ def plain_label(text: object) -> str:
     '\\$\\frac{a}{\\$'
     """
     return terminal_safe(text).replace("$", r"\$")
+
+
+def pair_label(first: object, second: object) -> str:
+    """Return the label of the pair (first, second): ``"first - second"``, the one spelling.
+
+    Comparisons (``compare``, ``Fit.compare``, the report, the diagnostics) name a pair of
+    systems or strata by this label in their ``pair`` coordinate.
+
+    Examples
+    --------
+    >>> pair_label("gpt-4", "llama")
+    'gpt-4 - llama'
+    """
+    return f"{first} - {second}"
+
+
+def fmt_number(x, digits: int = 3) -> str:
+    """Return a number for a table cell: ``digits`` decimals, "—" for None or NaN.
+
+    Examples
+    --------
+    >>> fmt_number(0.12345), fmt_number(float("nan")), fmt_number(3.0, digits=0)
+    ('0.123', '—', '3')
+    """
+    if x is None or (isinstance(x, float | int) and x != x):
+        return "—"
+    return f"{float(x):.{digits}f}"
+
+
+def fmt_interval(lower, upper, digits: int = 3) -> str:
+    """Return an interval for a table cell: ``[lower, upper]``, "—" if either end is NaN.
+
+    Examples
+    --------
+    >>> fmt_interval(0.1, 0.25), fmt_interval(float("nan"), 0.2)
+    ('[0.100, 0.250]', '—')
+    """
+    if fmt_number(lower) == "—" or fmt_number(upper) == "—":
+        return "—"
+    return f"[{float(lower):.{digits}f}, {float(upper):.{digits}f}]"
+
+
+def format_probability(p: float, relation: bool = False) -> str:
+    """``0.873``, or ``< 0.001`` / ``> 0.999`` where 3 decimals would round to 0 or 1.
+
+    With ``relation``, a plain value reads ``= 0.873`` (for "P(θ_a > θ_b) = 0.873"). Shared by
+    the warnings, the report's tables and its figures so that they print P alike.
+
+    Examples
+    --------
+    >>> format_probability(0.8731), format_probability(0.0001), format_probability(0.5, True)
+    ('0.873', '< 0.001', '= 0.500')
+    """
+    if p < 0.0005:
+        return "< 0.001"
+    if p >= 0.9995:
+        return "> 0.999"
+    return f"= {p:.3f}" if relation else f"{p:.3f}"
+
+
+def group_label(system: object, stratum: object) -> str:
+    r"""Return the label of a (system, stratum) group for a warning: ``system=a/stratum=b``.
+
+    Names are shown with :func:`terminal_safe` (control characters escaped).
+
+    Examples
+    --------
+    >>> group_label("gpt-4", "all"), group_label("a\nb", 1)
+    ('system=gpt-4/stratum=all', 'system=a\\nb/stratum=1')
+    """
+    return f"system={terminal_safe(system)}/stratum={terminal_safe(stratum)}"

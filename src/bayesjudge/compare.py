@@ -14,21 +14,18 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import (
     check_alpha,
+    check_design,
     check_resamples,
     check_seed,
     two_sided_z,
     youden_is_zero,
 )
-from bayesjudge.core.bootstrap import _check_design
-from bayesjudge.core.paired import (
-    pair_cells,
-    paired_bootstrap,
-    rg_difference_se,
-    system_pairs,
-)
+from bayesjudge.core.kernels import rg_difference_delta
+from bayesjudge.core.paired import pair_cells_many, paired_bootstrap, system_pairs
 from bayesjudge.data import JudgeCounts
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
@@ -79,7 +76,8 @@ def _usable(counts, cal, calibration, strata) -> np.ndarray:
     no_test = n == 0
     m0, m1 = cal["m0"], cal["m1"]
     no_cal = (m0 == 0) | (m1 == 0)
-    # J == 0 exactly on integers (as the core): tn·m1 + tp·m0 − m0·m1 == 0.
+    # J == 0 exactly on integers (the kernel youden_is_zero). J = 0 policy: NaN (the pairs of
+    # that system are not compared there), with a LowJudgeQualityWarning.
     chance = youden_is_zero(cal["tn"], m0, cal["tp"], m1) & ~no_cal
     if calibration == "shared":  # one table per stratum, for every system
         no_cal = np.broadcast_to(no_cal[:, None], n.shape)
@@ -232,125 +230,50 @@ def compare(
     alpha = check_alpha(alpha)
     random_seed = check_seed(random_seed)
     if method == "bootstrap":
-        bootstrap_design = _check_design(bootstrap_design)
+        bootstrap_design = check_design(bootstrap_design)
         n_resamples = check_resamples(n_resamples, "compare(method='bootstrap')", alpha)
     systems = counts.systems
     if len(systems) < 2:
         raise ValueError(f"compare needs at least two systems; got {systems!r}.")
     strata = np.asarray(counts.strata, dtype=object)
     cal = _calibration_tables(counts, calibration)
-    usable = _usable(counts, cal, calibration, strata)  # (stratum, system)
-    shared = calibration == "shared"
-
-    k = counts.k.transpose("stratum", "system").values
-    n = counts.n.transpose("stratum", "system").values
-    paired = counts.has_joint
-    if paired:
-        joint = counts.joint.transpose("stratum", "pattern").values
-        verdicts = counts.joint_verdicts.transpose("pattern", "system").values
-    else:
-        joint = np.zeros((len(strata), 0), dtype=np.int64)
-        verdicts = np.zeros((0, len(systems)), dtype=np.int8)
-    if pairs is None:
-        first, second = system_pairs(len(systems))
-    else:
-        position = {s: i for i, s in enumerate(systems)}
-        unknown = [p for p in pairs if len(p) != 2 or p[0] not in position or p[1] not in position]
-        if unknown:
-            raise ValueError(
-                f"pairs {unknown[:3]!r} are not pairs of the systems {systems[:10]!r}."
-            )
-        first = np.array([position[a] for a, _ in pairs], dtype=np.intp)
-        second = np.array([position[b] for _, b in pairs], dtype=np.intp)
-    shape = (len(first), len(strata))
-    estimate = np.full(shape, np.nan)
-    lower = np.full(shape, np.nan)
-    upper = np.full(shape, np.nan)
-    se = np.full(shape, np.nan)
-    if method == "bootstrap":
-        # Strata where every system is usable in one call (one random stream, as before);
-        # then each stratum with some unusable system, on its usable systems only.
-        rng = np.random.default_rng(random_seed)
-        groups = [(np.flatnonzero(usable.all(axis=1)), np.arange(len(systems)))]
-        groups += [
-            (np.array([t]), np.flatnonzero(row))
-            for t, row in enumerate(usable)
-            if not row.all() and row.sum() >= 2
-        ]
-        for idx, kept in groups:
-            if not idx.size:
-                continue
-            at = {int(s): i for i, s in enumerate(kept)}
-            wanted = [(at[a], at[b]) for a, b in zip(first, second, strict=True)
-                      if a in at and b in at]  # fmt: skip
-            res = _paired_bootstrap(
-                joint[idx],
-                verdicts[:, kept],
-                *(cal[f][idx] if shared else cal[f][idx][:, kept] for f in _CAL),
-                k=k[idx][:, kept],
-                n=n[idx][:, kept],
-                shared_calibration=shared,
-                alpha=alpha,
-                n_resamples=n_resamples,
-                calibration_design=bootstrap_design,
-                random_seed=rng,
-                pairs=wanted,
-            )
-            index = {(a, b): p for p, (a, b) in enumerate(zip(first, second, strict=True))}
-            rows = [index[(kept[a], kept[b])] for a, b in zip(res.first, res.second, strict=True)]
-            for field, target in (("estimate", estimate), ("lower", lower), ("upper", upper)):
-                target[np.ix_(rows, idx)] = getattr(res, field).T
-    else:
-        z = two_sided_z(alpha)
-        for p, (i, j) in enumerate(zip(first, second, strict=True)):
-            idx = np.flatnonzero(usable[:, i] & usable[:, j])
-            if not idx.size:
-                continue
-            cal_a = [cal[f][idx] if shared else cal[f][idx, i] for f in _CAL]
-            cal_b = {} if shared else {f"{f}_b": cal[f][idx, j] for f in _CAL}
-            res = rg_difference_se(
-                *pair_cells(joint[idx], verdicts, i, j),
-                *cal_a,
-                **cal_b,
-                k_a=k[idx, i],
-                n_a=n[idx, i],
-                k_b=k[idx, j],
-                n_b=n[idx, j],
-                shared_calibration=shared,
-            )
-            estimate[p, idx], se[p, idx] = res.estimate, res.se
-            lower[p, idx] = np.clip(res.estimate - z * res.se, -1.0, 1.0)
-            upper[p, idx] = np.clip(res.estimate + z * res.se, -1.0, 1.0)
-
-    labels = [f"{systems[i]} - {systems[j]}" for i, j in zip(first, second, strict=True)]
     data = {
-        "estimate": (("pair", "stratum"), estimate),
-        "ci": (("pair", "stratum", "ci_bound"), np.stack([lower, upper], axis=-1)),
+        "cal": cal,
+        "usable": _usable(counts, cal, calibration, strata),  # (stratum, system)
+        "shared": calibration == "shared",
+        "k": counts.k.transpose("stratum", "system").values,
+        "n": counts.n.transpose("stratum", "system").values,
     }
-    if method == "delta":
-        data["se"] = (("pair", "stratum"), se)
-    out = xr.Dataset(
-        data,
-        coords={
-            "pair": labels,
-            "first": ("pair", [systems[i] for i in first]),
-            "second": ("pair", [systems[j] for j in second]),
-            "stratum": counts.strata,
-            "ci_bound": ["lower", "upper"],
-        },
-        attrs={
+    if counts.has_joint:
+        data["joint"] = counts.joint.transpose("stratum", "pattern").values
+        data["verdicts"] = counts.joint_verdicts.transpose("pattern", "system").values
+    else:
+        data["joint"] = np.zeros((len(strata), 0), dtype=np.int64)
+        data["verdicts"] = np.zeros((0, len(systems)), dtype=np.int8)
+    first, second = _pair_positions(systems, pairs)
+    if method == "bootstrap":
+        rng = np.random.default_rng(random_seed)
+        options = {"alpha": alpha, "n_resamples": n_resamples,
+                   "calibration_design": bootstrap_design, "random_seed": rng}  # fmt: skip
+        estimate, lower, upper = _bootstrap_differences(data, first, second, options)
+        se = None
+    else:
+        estimate, se, lower, upper = _delta_differences(data, first, second, two_sided_z(alpha))
+    out = _dataset(counts, first, second, estimate, lower, upper, se)
+    out.attrs.update(
+        {
             "method": method,
             "calibration": calibration,
             "alpha": alpha,
             "ci_prob": 1 - alpha,
             "ci_kind": COMPARE_METHODS[method],
-            "paired": bool(paired),
-            "shared_items": int(counts.joint.sum()) if paired else 0,
+            "paired": bool(counts.has_joint),
+            "shared_items": int(counts.joint.sum()) if counts.has_joint else 0,
             "n_resamples": int(n_resamples) if method == "bootstrap" else 0,
             "random_seed": "None" if random_seed is None else str(random_seed),
             "bootstrap_design": bootstrap_design,
             "bayesjudge_version": __version__,
-        },
+        }
     )
     out["estimate"].attrs["long_name"] = (
         "clipped Rogan-Gladen difference theta_first - theta_second"
@@ -358,3 +281,102 @@ def compare(
         else "Rogan-Gladen difference theta_first - theta_second (unclipped)"
     )
     return out
+
+
+def _pair_positions(systems, pairs) -> tuple[np.ndarray, np.ndarray]:
+    """Positions ``(first, second)`` of the pairs compared: every pair when ``pairs`` is None."""
+    if pairs is None:
+        return system_pairs(len(systems))
+    position = {s: i for i, s in enumerate(systems)}
+    unknown = [p for p in pairs if len(p) != 2 or p[0] not in position or p[1] not in position]
+    if unknown:
+        raise ValueError(f"pairs {unknown[:3]!r} are not pairs of the systems {systems[:10]!r}.")
+    first = np.array([position[a] for a, _ in pairs], dtype=np.intp)
+    second = np.array([position[b] for _, b in pairs], dtype=np.intp)
+    return first, second
+
+
+def _bootstrap_differences(data, first, second, options):
+    """Paired-bootstrap Δθ (estimate, lower, upper), each (pair, stratum), NaN where unusable.
+
+    Strata where every system is usable go in one call (one random stream, as before); then
+    each stratum with some unusable system, on its usable systems only.
+    """
+    usable, cal, shared = data["usable"], data["cal"], data["shared"]
+    shape = (len(first), usable.shape[0])
+    estimate, lower, upper = (np.full(shape, np.nan) for _ in range(3))
+    groups = [(np.flatnonzero(usable.all(axis=1)), np.arange(usable.shape[1]))]
+    groups += [
+        (np.array([t]), np.flatnonzero(row))
+        for t, row in enumerate(usable)
+        if not row.all() and row.sum() >= 2
+    ]
+    index = {(a, b): p for p, (a, b) in enumerate(zip(first, second, strict=True))}
+    for idx, kept in groups:
+        if not idx.size:
+            continue
+        at = {int(s): i for i, s in enumerate(kept)}
+        wanted = [(at[a], at[b]) for a, b in zip(first, second, strict=True)
+                  if a in at and b in at]  # fmt: skip
+        res = _paired_bootstrap(
+            data["joint"][idx],
+            data["verdicts"][:, kept],
+            *(cal[f][idx] if shared else cal[f][idx][:, kept] for f in _CAL),
+            k=data["k"][idx][:, kept],
+            n=data["n"][idx][:, kept],
+            shared_calibration=shared,
+            pairs=wanted,
+            **options,
+        )
+        rows = [index[(kept[a], kept[b])] for a, b in zip(res.first, res.second, strict=True)]
+        for field, target in (("estimate", estimate), ("lower", lower), ("upper", upper)):
+            target[np.ix_(rows, idx)] = getattr(res, field).T
+    return estimate, lower, upper
+
+
+def _delta_differences(data, first, second, z):
+    """Delta-method Δθ (estimate, se, lower, upper), each (pair, stratum).
+
+    The kernel :func:`~bayesjudge.core.kernels.rg_difference_delta` over every pair and
+    stratum at once. J = 0 policy: NaN (the pair is not usable there; ``_usable`` warned).
+    """
+    usable, cal, shared = data["usable"], data["cal"], data["shared"]
+    valid = usable.T[first] & usable.T[second]  # (pair, stratum)
+    cells = pair_cells_many(data["joint"], data["verdicts"], first, second)
+    k, n = data["k"].T.astype(float), data["n"].T.astype(float)
+    totals = (k[first], n[first], k[second], n[second])
+    if shared:
+        cal_a, cal_b = tuple(cal[f].astype(float)[None, :] for f in _CAL), None
+    else:
+        cal_a = tuple(cal[f].T.astype(float)[first] for f in _CAL)
+        cal_b = tuple(cal[f].T.astype(float)[second] for f in _CAL)
+    cells = tuple(np.asarray(c, dtype=float) for c in cells)
+    res = rg_difference_delta(cells, totals, cal_a, cal_b)
+    estimate = np.where(valid, res.estimate, np.nan)
+    se = np.where(valid, res.se, np.nan)
+    lower = np.clip(estimate - z * se, -1.0, 1.0)
+    upper = np.clip(estimate + z * se, -1.0, 1.0)
+    return estimate, se, lower, upper
+
+
+def _dataset(counts, first, second, estimate, lower, upper, se) -> xr.Dataset:
+    """Return the comparison Dataset: dims ``(pair, stratum)``, pair labels ``"a - b"``."""
+    systems = counts.systems
+    data = {
+        "estimate": (("pair", "stratum"), estimate),
+        "ci": (("pair", "stratum", "ci_bound"), np.stack([lower, upper], axis=-1)),
+    }
+    if se is not None:
+        data["se"] = (("pair", "stratum"), se)
+    return xr.Dataset(
+        data,
+        coords={
+            "pair": [
+                pair_label(systems[i], systems[j]) for i, j in zip(first, second, strict=True)
+            ],
+            "first": ("pair", [systems[i] for i in first]),
+            "second": ("pair", [systems[j] for j in second]),
+            "stratum": counts.strata,
+            "ci_bound": ["lower", "upper"],
+        },
+    )

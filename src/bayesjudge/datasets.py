@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bayesjudge.data import JudgeCounts
 from bayesjudge.warnings import MissingLabelWarning
 
 __all__ = [
@@ -323,31 +324,69 @@ def load_llmbar(
         verdicts = _read(v_file, _VERDICT_COLUMNS)
         items = _read(i_file, _ITEM_COLUMNS)
     rows_read = len(verdicts)
-
     for column in ("subset", "evaluator", "strategy"):
         _non_empty(v_file, verdicts, column)
     _non_empty(i_file, items, "subset")
-    verdicts["item"] = _whole(v_file, verdicts, "item")
-    verdicts["human"] = _choice(v_file, verdicts, "human", {"1": True, "2": False})
+    _parse_verdicts(v_file, verdicts)
+    _parse_items(i_file, items)
+    _check_unique(v_file, verdicts, _KEY)
+    _check_unique(i_file, items, ["subset", "item"])
+    merged = _join_items(v_file, verdicts, i_file, items)
+    merged = _select(merged, evaluator=evaluator, strategy=strategy, subset=subset, swap=swap)
+    frame = merged[_COLUMNS].sort_values(_KEY, kind="stable").reset_index(drop=True)
+    missing = missing_verdicts(frame)
+    frame.attrs = {
+        "missing_verdicts": {f"{e}/{s}": int(c) for (e, s), c in missing.items()},
+        "source": str(folder),
+        "rows_read": int(rows_read),
+    }
+    if warn and len(missing):
+        parts = ", ".join(f"{e} {s}: {c}" for (e, s), c in missing.items())
+        warnings.warn(
+            f"{int(missing.sum())} of {len(frame)} LLMBar verdicts could not be parsed and are "
+            f"missing (judge is <NA>; by evaluator and strategy: {parts}). They are kept in "
+            "the frame; counts drop them, which assumes they are missing at random. See "
+            "frame.attrs['missing_verdicts'].",
+            MissingLabelWarning,
+            stacklevel=2,
+        )
+    return frame
+
+
+def _parse_verdicts(file: Path, verdicts: pd.DataFrame) -> None:
+    """Check and convert the verdicts table's columns in place (bool human, swap, judge)."""
+    verdicts["item"] = _whole(file, verdicts, "item")
+    verdicts["human"] = _choice(file, verdicts, "human", {"1": True, "2": False})
     verdicts["swap"] = _choice(
-        v_file, verdicts, "swap", {"False": False, "True": True, "false": False, "true": True}
+        file, verdicts, "swap", {"False": False, "True": True, "false": False, "true": True}
     )
-    judge = _choice(v_file, verdicts, "judge", {"1": True, "2": False, "": None})
+    judge = _choice(file, verdicts, "judge", {"1": True, "2": False, "": None})
     verdicts["judge"] = pd.array(judge.to_list(), dtype="boolean")
-    items["item"] = _whole(i_file, items, "item")
-    items["human"] = _choice(i_file, items, "human", {"1": True, "2": False})
+
+
+def _parse_items(file: Path, items: pd.DataFrame) -> None:
+    """Check and convert the items table's columns in place (bool human, whole lengths)."""
+    items["item"] = _whole(file, items, "item")
+    items["human"] = _choice(file, items, "human", {"1": True, "2": False})
     for column in ("input_chars", "output_1_chars", "output_2_chars"):
-        items[column] = _whole(i_file, items, column)
+        items[column] = _whole(file, items, column)
 
-    for file, frame, key in ((v_file, verdicts, _KEY), (i_file, items, ["subset", "item"])):
-        repeated = frame.duplicated(key, keep=False)
-        if repeated.any():
-            first = frame.loc[repeated, key].iloc[0].to_dict()
-            raise ValueError(
-                f"{file.name}: {int(repeated.sum())} rows repeat a key {key} (e.g. {first}); "
-                "each key must appear once."
-            )
 
+def _check_unique(file: Path, frame: pd.DataFrame, key: list[str]) -> None:
+    """Refuse rows that repeat a key."""
+    repeated = frame.duplicated(key, keep=False)
+    if repeated.any():
+        first = frame.loc[repeated, key].iloc[0].to_dict()
+        raise ValueError(
+            f"{file.name}: {int(repeated.sum())} rows repeat a key {key} (e.g. {first}); "
+            "each key must appear once."
+        )
+
+
+def _join_items(
+    v_file: Path, verdicts: pd.DataFrame, i_file: Path, items: pd.DataFrame
+) -> pd.DataFrame:
+    """Join the items' lengths to the verdicts, checking the gold labels agree; add longer."""
     merged = verdicts.merge(
         items, on=["subset", "item"], how="left", suffixes=("", "_items"), indicator=True
     )
@@ -371,7 +410,11 @@ def load_llmbar(
         ["output_1", "output_2"],
         "tie",
     )  # fmt: skip
+    return merged
 
+
+def _select(merged: pd.DataFrame, *, evaluator, strategy, subset, swap) -> pd.DataFrame:
+    """Keep the selected evaluators, strategies, subsets and swap; refuse an empty result."""
     # Names are checked against the whole table (a subset the chosen judge lacks is not
     # "unknown"); an empty combination is reported below.
     chosen = {
@@ -390,25 +433,7 @@ def load_llmbar(
             f"no verdicts for evaluator={evaluator!r}, strategy={strategy!r}, "
             f"subset={subset!r}, swap={swap!r} together; the data lack that combination."
         )
-
-    frame = merged[_COLUMNS].sort_values(_KEY, kind="stable").reset_index(drop=True)
-    missing = missing_verdicts(frame)
-    frame.attrs = {
-        "missing_verdicts": {f"{e}/{s}": int(c) for (e, s), c in missing.items()},
-        "source": str(folder),
-        "rows_read": int(rows_read),
-    }
-    if warn and len(missing):
-        parts = ", ".join(f"{e} {s}: {c}" for (e, s), c in missing.items())
-        warnings.warn(
-            f"{int(missing.sum())} of {len(frame)} LLMBar verdicts could not be parsed and are "
-            f"missing (judge is <NA>; by evaluator and strategy: {parts}). They are kept in "
-            "the frame; counts drop them, which assumes they are missing at random. See "
-            "frame.attrs['missing_verdicts'].",
-            MissingLabelWarning,
-            stacklevel=2,
-        )
-    return frame
+    return merged
 
 
 # --------------------------------------------------------------------------- splitting
@@ -528,8 +553,6 @@ def llmbar_counts(
     >>> int(counts.n.sum() + counts.m0.sum() + counts.m1.sum())
     4
     """
-    from bayesjudge.data import JudgeCounts
-
     for column in ("strategy", "swap"):
         if column in frame.columns:
             _single(frame, column)

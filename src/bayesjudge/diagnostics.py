@@ -23,15 +23,26 @@ import numpy as np
 import xarray as xr
 from scipy import stats
 
-from bayesjudge._text import terminal_safe
+from bayesjudge._text import format_probability, group_label, pair_label, terminal_safe
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.core.allocation import allocation_report
 from bayesjudge.core.correction import lang_reiczigel_length
-from bayesjudge.core.naive import wilson_limits
-from bayesjudge.core.paired import rg_difference_se, shared_calibration_shift
-from bayesjudge.core.youden import _linear_interval, youden, youden_difference
+from bayesjudge.core.kernels import (
+    LOW_J_THRESHOLD,
+    low_j,
+    low_j_category,
+    rg_difference_delta,
+    rogan_gladen_ratio,
+    wilson_limits,
+    youden_is_zero,
+)
+from bayesjudge.core.paired import (
+    pair_cells_many,
+    shared_calibration_bias_se,
+    shared_calibration_shift,
+)
+from bayesjudge.core.youden import simultaneous_differences, youden, youden_difference
 from bayesjudge.data import JudgeCounts
-from bayesjudge.estimate import LOW_J_THRESHOLD
 from bayesjudge.warnings import (
     BayesJudgeWarning,
     CalibrationDesignWarning,
@@ -47,7 +58,9 @@ __all__ = [
     "NEAR_TIE_FRACTION",
     "Diagnosis",
     "check_comparison",
+    "comparison_table",
     "emit_grouped",
+    "format_probability",
     "grouped_message",
     "judge_diagnostics",
     "posterior_differences",
@@ -204,7 +217,7 @@ def _pairs(systems: list, pairs=None) -> list[tuple[int, int]]:
 def _pair_coords(systems: list, pairs: list[tuple[int, int]] | None = None) -> dict:
     pairs = _pairs(systems) if pairs is None else pairs
     return {
-        "pair": [f"{systems[i]} - {systems[j]}" for i, j in pairs],
+        "pair": [pair_label(systems[i], systems[j]) for i, j in pairs],
         "first": ("pair", [systems[i] for i, _ in pairs]),
         "second": ("pair", [systems[j] for _, j in pairs]),
     }
@@ -219,13 +232,6 @@ def _arrays(counts: JudgeCounts) -> dict[str, np.ndarray]:
     return {v: ds[v].values.astype(float) for v in ("n", "k", "m0", "tn", "m1", "tp")}
 
 
-def _rg(p, q0, q1):
-    """Unclipped Rogan–Gladen θ̂ (NaN where J = 0)."""
-    j = q0 + q1 - 1
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(j != 0, (p + q0 - 1) / np.where(j != 0, j, 1.0), np.nan)
-
-
 def _pooled_calibration(arr: dict[str, np.ndarray], shared: bool) -> tuple[np.ndarray, ...]:
     """``tn, m0, tp, m1`` of the calibration sets pooled over systems, shape (T,)."""
     if shared:  # copies of one set: take it once
@@ -233,36 +239,38 @@ def _pooled_calibration(arr: dict[str, np.ndarray], shared: bool) -> tuple[np.nd
     return tuple(arr[f].sum(0) for f in _CAL)
 
 
-def _identified(tn, m0, tp, m1) -> np.ndarray:
-    """Where a plug-in J ≠ 0, tested exactly on the integer counts (as the core)."""
-    return tn * m1 + tp * m0 - m0 * m1 != 0
-
-
 def _delta(cells, cal_a, cal_b, totals, valid) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`rg_difference_se` over strata, NaN where ``valid`` is False.
+    """Delta-method Δθ and SE (the kernel ``rg_difference_delta``), NaN where not ``valid``.
 
-    Invalid strata (a system without test items, or J = 0) get harmless stand-in counts so
-    that the core function, which rejects them, can run over all strata at once.
+    J = 0 policy: NaN (``valid`` excludes a plug-in Ĵ = 0 and systems without test items).
     """
-
-    def fill(x, stand_in):
-        return np.where(valid, x, stand_in)
-
-    cells = [fill(c, 0.0) for c in cells]
-    k_a, n_a, k_b, n_b = (fill(x, s) for x, s in zip(totals, (0.0, 1.0, 0.0, 1.0), strict=True))
-    stand_in = dict(zip(_CAL, (1.0, 1.0, 1.0, 1.0), strict=True))  # q0 = q1 = 1, J = 1
-    cal_a = [fill(c, stand_in[f]) for f, c in zip(_CAL, cal_a, strict=True)]
-    kwargs = {"shared_calibration": cal_b is None}
-    if cal_b is not None:
-        kwargs |= {f"{f}_b": fill(c, stand_in[f]) for f, c in zip(_CAL, cal_b, strict=True)}
-    res = rg_difference_se(*cells, *cal_a, k_a=k_a, n_a=n_a, k_b=k_b, n_b=n_b, **kwargs)
+    res = rg_difference_delta(cells, totals, cal_a, cal_b)
     nan = np.full(valid.shape, np.nan)
     return np.where(valid, res.estimate, nan), np.where(valid, res.se, nan)
 
 
-def _comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Dataset:
+def comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Dataset:
     """Closed-form Δθ per (pair, stratum): estimate, SE and interval, and the shared-design bias.
 
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Test and calibration counts of at least two systems.
+    alpha : float
+        The intervals have level ``1 - alpha``.
+    pairs : list of (int, int), optional
+        Positions of the pairs of systems (difference first minus second); every pair when
+        None.
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``(pair, stratum)``: ``delta_theta``, ``delta_theta_se``, ``delta_theta_ci``
+        (dim ``ci_bound``), ``prob_greater``, ``shared_delta_theta``, ``shared_se`` and
+        ``shared_bias``; NaN where a system has no test items or a plug-in Ĵ = 0.
+
+    Notes
+    -----
     ``delta_theta``/``delta_theta_se``: Rogan–Gladen difference with each system's own
     calibration, or with the one calibration set when the counts carry a set shared over
     systems (:func:`~bayesjudge.core.paired.rg_difference_se`: Lee et al. eq. 10 per system,
@@ -270,6 +278,17 @@ def _comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Datas
     ``shared_se``: App. B SE of the shared-design difference with the calibration pooled over
     systems. ``shared_bias``: App. C bias of that difference, evaluated at the estimates
     (:func:`~bayesjudge.core.paired.shared_calibration_shift`).
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> from bayesjudge.diagnostics import comparison_table
+    >>> counts = bj.JudgeCounts.from_counts(
+    ...     n=[1000, 1000], k=[600, 500], m0=[200, 200], tn=[160, 120],
+    ...     m1=[200, 200], tp=[180, 180], system=["a", "b"])
+    >>> t = comparison_table(counts, 0.05)
+    >>> print(t.pair.values.tolist(), f"{t.delta_theta.item():.4f}")
+    ['a - b'] 0.3714
     """
     arr = _arrays(counts)
     shared = _shared_over_systems(counts)
@@ -277,12 +296,13 @@ def _comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Datas
     with np.errstate(divide="ignore", invalid="ignore"):
         p = arr["k"] / arr["n"]
         q0, q1 = arr["tn"] / arr["m0"], arr["tp"] / arr["m1"]
-    theta = _rg(p, q0, q1)
+    own = ~youden_is_zero(*(arr[f] for f in _CAL))  # (system, stratum), exact on the counts
+    # Unclipped θ̂ with each system's own calibration. J = 0 policy: NaN.
+    theta = np.where(own, rogan_gladen_ratio(p, q0, q1).theta, np.nan)
     pooled = _pooled_calibration(arr, shared)
     q0c, q1c = pooled[0] / pooled[1], pooled[2] / pooled[3]
     shift = shared_calibration_shift(theta, q0, q1, q0c, q1c)  # App. C per system
-    own = _identified(*(arr[f] for f in _CAL))  # (system, stratum)
-    pooled_ok = _identified(*pooled)  # (stratum,)
+    pooled_ok = ~youden_is_zero(*pooled)  # (stratum,)
     has_test = arr["n"] > 0
     systems = counts.systems
     pairs = _pairs(systems) if pairs is None else pairs
@@ -325,86 +345,24 @@ def _comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Datas
 
 
 def _pair_cells(counts: JudgeCounts, ia: np.ndarray, ib: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Return the 2×2 verdict tables ``(n11, n10, n01, n00)`` of many pairs, (pair, stratum).
+    """Return the 2×2 verdict tables ``(n11, n10, n01, n00)`` of the pairs as floats.
 
-    :func:`~bayesjudge.core.paired.pair_cells` for every pair in one matrix product each
-    (zeros without a joint verdict table).
+    Each of shape (pair, stratum).
+
+    :func:`~bayesjudge.core.paired.pair_cells_many` (zeros without a joint verdict table).
     """
     shape = (len(ia), len(counts.strata))
     if not counts.has_joint:
         return tuple(np.zeros(shape) for _ in range(4))
     joint = counts.joint.transpose("stratum", "pattern").values
-    verdicts = counts.joint_verdicts.transpose("pattern", "system").values == 1
-    a, b = verdicts[:, ia], verdicts[:, ib]
-    return tuple((joint @ (x & y)).T for x, y in ((a, b), (a, ~b), (~a, b), (~a, ~b)))
-
-
-def _simultaneous_differences(arr, alpha: float, method: str, pairs) -> dict[str, np.ndarray]:
-    """Δq0, Δq1, ΔJ per (pair, stratum) with Bonferroni-simultaneous intervals.
-
-    The family is every (pair, stratum) of the call and the three contrasts of each:
-    ``3 × pairs × strata`` intervals, each at level ``1 − alpha / (3 × pairs × strata)``, so
-    that with the judge identical on every system all of them cover 0 with probability at
-    least ``1 − alpha`` (Bonferroni; asymptotically, for the closed-form ``method``).
-    """
-    ia, ib = [i for i, _ in pairs], [j for _, j in pairs]
-    level = alpha / (3 * len(pairs) * arr["n"].shape[1])
-    out = {}
-    for name, x, m in (("q0", "tn", "m0"), ("q1", "tp", "m1")):
-        r = _linear_interval([(arr[x][ia], arr[m][ia]), (arr[x][ib], arr[m][ib])], (1, -1),
-                             0.0, level, method, bound=1.0)  # fmt: skip
-        out[f"delta_{name}"] = np.asarray(r.estimate, dtype=float)
-        out[f"delta_{name}_ci"] = np.stack([r.lower, r.upper], axis=-1)
-    cal = [arr[f] for f in _CAL]
-    r = youden_difference(*(c[ia] for c in cal), *(c[ib] for c in cal), alpha=level,
-                          method=method)  # fmt: skip
-    out["delta_youden_simultaneous_ci"] = np.stack([r.lower, r.upper], axis=-1)
-    out["level"] = level
-    return out
-
-
-def _adjusted_var(x, m):
-    """Binomial variance of x/m at the adjusted proportion (x + 1)/(m + 2) (never 0)."""
-    p = (x + 1) / (m + 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return p * (1 - p) / m
+    verdicts = counts.joint_verdicts.transpose("pattern", "system").values
+    return tuple(c.astype(float) for c in pair_cells_many(joint, verdicts, ia, ib))
 
 
 def _bias_se(arr, pooled, a, b) -> np.ndarray:
-    """Delta-method SE of the App. C bias at the estimates, B̂ = Δθ̂_shared − Δθ̂_own.
-
-    Inputs are the test proportions p̂_a, p̂_b and every system's q̂0, q̂1 (all enter the
-    pooled q̂_c), treated as independent binomial proportions; their variances use the
-    adjusted proportion (x + 1)/(m + 2), so that a q̂ of 0 or 1 still carries variance. The
-    test terms have coefficients 1/Ĵ_c − 1/Ĵ_X, which vanish when the judge is the same on
-    every system; the paired covariance of p̂_a and p̂_b is ignored there.
-
-    ``a``, ``b`` are index arrays of the pairs' systems; the result has shape (pair, T). The
-    sum over every system's calibration terms is the same for all pairs except at ``a`` and
-    ``b``, so it is computed once and corrected there (linear in the number of pairs).
-    """
-    a, b = np.asarray(a, dtype=int), np.asarray(b, dtype=int)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = arr["k"] / arr["n"]
-        q0, q1 = arr["tn"] / arr["m0"], arr["tp"] / arr["m1"]
-        j = q0 + q1 - 1
-        theta = (p + q0 - 1) / j
-        q0c, q1c = pooled[0] / pooled[1], pooled[2] / pooled[3]
-        jc = q0c + q1c - 1
-        star = (p + q0c - 1) / jc  # θ̂* with the pooled set, (K, T)
-        d_star = (star[b] - star[a]) / jc  # (pair, T)
-        var = (1 / jc - 1 / j[a]) ** 2 * _adjusted_var(arr["k"][a], arr["n"][a])
-        var += (1 / jc - 1 / j[b]) ** 2 * _adjusted_var(arr["k"][b], arr["n"][b])
-        c0, c1 = arr["m0"] / pooled[1], arr["m1"] / pooled[3]  # (K, T)
-        v0, v1 = _adjusted_var(arr["tn"], arr["m0"]), _adjusted_var(arr["tp"], arr["m1"])
-        var += d_star**2 * ((c0**2 * v0).sum(0) + (c1**2 * v1).sum(0))
-        # Systems a and b carry their own θ̂ terms besides the pooled-set term.
-        for x, sign in ((a, -1.0), (b, 1.0)):
-            base0, base1 = c0[x] * d_star, c1[x] * d_star
-            e0, e1 = sign * (1 - theta[x]) / j[x], -sign * theta[x] / j[x]
-            var += ((base0 + e0) ** 2 - base0**2) * v0[x]
-            var += ((base1 + e1) ** 2 - base1**2) * v1[x]
-        return np.sqrt(var)
+    """:func:`~bayesjudge.core.paired.shared_calibration_bias_se` of the counts' arrays."""
+    cols = (arr[v] for v in ("k", "n", "tn", "m0", "tp", "m1"))
+    return shared_calibration_bias_se(*cols, pooled, a, b)
 
 
 #: Half-normal median: |B̂| of an unbiased normal estimate is below 0.674 SE half the time.
@@ -582,7 +540,7 @@ def posterior_differences(fit, var: str, pairs, ci_prob: float) -> xr.Dataset:
         data,
         coords={
             **coords,
-            "pair": [f"{labels[i]} - {labels[j]}" for i, j in pairs],
+            "pair": [pair_label(labels[i], labels[j]) for i, j in pairs],
             "first": ("pair", [labels[i] for i, _ in pairs]),
             "second": ("pair", [labels[j] for _, j in pairs]),
             "ci_bound": ["lower", "upper"],
@@ -718,7 +676,7 @@ def judge_diagnostics(
        the bias cannot be evaluated (a system without test items, or J = 0) is treated the
        same way (basis ``"not evaluable"``).
 
-    Rates, by simulation (``tests/test_diagnostics_slow.py``; two systems, θ = 0.7,
+    Rates, by simulation (``tests/estimate/test_diagnostics_slow.py``; two systems, θ = 0.7,
     q0 = 0.85, q1 = 0.9, n = 1000, m items per label and system; 1000 data sets, 500 for
     the last two): with an identical judge, evidence of a difference in 3.9% (m = 100),
     3.7% (m = 1000) and 5.0% (m = 10 000) of data sets (designed ≤ 5%); *shared* in 0% at
@@ -786,82 +744,18 @@ def judge_diagnostics(
             f"counts.with_calibration_from(...) or counts.pooled_calibration()."
         )
     arr = _arrays(counts)
-    z = float(stats.norm.isf(alpha / 2))
     rng = np.random.default_rng(random_seed)
-    dims = ("system", "stratum")
     coords = {"system": counts.systems, "stratum": counts.strata}
-
-    def interval(lo, hi, d=dims):
-        return xr.DataArray(np.stack([lo, hi], axis=-1), dims=(*d, "ci_bound"))
-
-    out = {}
-    for name, x, m in (("q0", "tn", "m0"), ("q1", "tp", "m1")):
-        out[name] = xr.DataArray(arr[x] / arr[m], dims=dims)
-        out[f"{name}_ci"] = interval(*wilson_limits(arr[x], arr[m], z))
-    cal = (arr["tn"], arr["m0"], arr["tp"], arr["m1"])
-    j = youden(*cal, alpha=alpha, method=method)
-    jb = youden(*cal, alpha=alpha, method="bootstrap", n_resamples=n_resamples, random_seed=rng)
-    out["youden"] = xr.DataArray(np.asarray(j.estimate, dtype=float), dims=dims)
-    out["youden_ci"] = interval(j.lower, j.upper)
-    out["youden_bootstrap_ci"] = interval(jb.lower, jb.upper)
-
-    pdims = ("pair", "stratum")
+    out = _judge_block(arr, alpha, method, n_resamples, rng)
     pairs = _pairs(counts.systems, pairs)
     shared = _shared_over_systems(counts)
     if pairs:
-        ia = [i for i, _ in pairs]
-        ib = [k for _, k in pairs]
-        a_cal = [c[ia] for c in cal]
-        b_cal = [c[ib] for c in cal]
-        d = youden_difference(*a_cal, *b_cal, alpha=alpha, method=method)
-        db = youden_difference(
-            *a_cal, *b_cal, alpha=alpha, method="bootstrap", n_resamples=n_resamples,
-            random_seed=rng,
-        )  # fmt: skip
-        if shared:  # one set copied to every system: ΔJ is 0 by construction, not evidence
-            nan = np.full(np.shape(d.estimate), np.nan)
-            d = type(d)(nan, nan, nan)
-            db = type(db)(nan, nan, nan)
-        out["delta_youden"] = xr.DataArray(np.asarray(d.estimate, dtype=float), dims=pdims)
-        out["delta_youden_ci"] = interval(d.lower, d.upper, pdims)
-        out["delta_youden_bootstrap_ci"] = interval(db.lower, db.upper, pdims)
-        out["delta_youden_excludes_0"] = xr.DataArray(
-            (np.asarray(d.lower) > 0) | (np.asarray(d.upper) < 0), dims=pdims
-        )
+        out |= _delta_youden_block(arr, pairs, shared, alpha, method, n_resamples, rng)
         coords |= _pair_coords(counts.systems, pairs)
     result = xr.Dataset(out, coords=coords)
     result = result.assign_coords(ci_bound=_CI)
     if pairs:
-        table = _comparison_table(counts, alpha, pairs)
-        result = result.merge(table, compat="override", join="exact")
-        result["bias_ratio"] = abs(result["shared_bias"]) / result["shared_se"]
-        sim = _simultaneous_differences(arr, alpha, method, pairs)
-        pooled = _pooled_calibration(arr, shared)
-        se_b = _bias_se(arr, pooled, ia, ib)
-        for name in ("delta_q0", "delta_q1"):
-            result[name] = xr.DataArray(sim[name], dims=pdims)
-            result[f"{name}_ci"] = xr.DataArray(sim[f"{name}_ci"], dims=(*pdims, "ci_bound"))
-        result["delta_youden_simultaneous_ci"] = xr.DataArray(
-            sim["delta_youden_simultaneous_ci"], dims=(*pdims, "ci_bound")
-        )
-        excl = [
-            (result[v].sel(ci_bound="lower") > 0) | (result[v].sel(ci_bound="upper") < 0)
-            for v in ("delta_q0_ci", "delta_q1_ci", "delta_youden_simultaneous_ci")
-        ]
-        result["evidence_of_difference"] = (excl[0] | excl[1] | excl[2]).drop_vars(
-            "ci_bound", errors="ignore"
-        )
-        result["shared_bias_se"] = xr.DataArray(se_b, dims=pdims)
-        z1 = float(stats.norm.isf(alpha))
-        result["shared_bias_upper"] = abs(result["shared_bias"]) + z1 * result["shared_bias_se"]
-        if shared:
-            for name in ("delta_q0", "delta_q1", "shared_bias_se", "shared_bias_upper"):
-                result[name] = result[name].where(False)
-            for name in ("delta_q0_ci", "delta_q1_ci", "delta_youden_simultaneous_ci"):
-                result[name] = result[name].where(False)
-            result["evidence_of_difference"] = result["evidence_of_difference"] & False
-        result = result.assign_coords(ci_bound=_CI)
-        result.attrs["simultaneous_ci_prob"] = 1 - sim["level"]
+        result = _add_design_evidence(result, counts, arr, pairs, shared, alpha, method)
     designs, bases, text = _recommend(counts, result if pairs else None, alpha)
     result["design"] = xr.DataArray(np.array(designs, dtype=object), dims=("stratum",))
     result["design_basis"] = xr.DataArray(np.array(bases, dtype=object), dims=("stratum",))
@@ -887,8 +781,90 @@ def judge_diagnostics(
     return result
 
 
-def _group(system, stratum) -> str:
-    return f"system={terminal_safe(system)}/stratum={terminal_safe(stratum)}"
+def _interval(lo, hi, dims=("system", "stratum")) -> xr.DataArray:
+    return xr.DataArray(np.stack([lo, hi], axis=-1), dims=(*dims, "ci_bound"))
+
+
+def _judge_block(arr, alpha, method, n_resamples, rng) -> dict:
+    """q0, q1 (Wilson) and J (``method`` and bootstrap intervals) per (system, stratum)."""
+    z = float(stats.norm.isf(alpha / 2))
+    dims = ("system", "stratum")
+    out = {}
+    for name, x, m in (("q0", "tn", "m0"), ("q1", "tp", "m1")):
+        out[name] = xr.DataArray(arr[x] / arr[m], dims=dims)
+        out[f"{name}_ci"] = _interval(*wilson_limits(arr[x], arr[m], z))
+    cal = (arr["tn"], arr["m0"], arr["tp"], arr["m1"])
+    j = youden(*cal, alpha=alpha, method=method)
+    jb = youden(*cal, alpha=alpha, method="bootstrap", n_resamples=n_resamples, random_seed=rng)
+    out["youden"] = xr.DataArray(np.asarray(j.estimate, dtype=float), dims=dims)
+    out["youden_ci"] = _interval(j.lower, j.upper)
+    out["youden_bootstrap_ci"] = _interval(jb.lower, jb.upper)
+    return out
+
+
+def _delta_youden_block(arr, pairs, shared, alpha, method, n_resamples, rng) -> dict:
+    """ΔJ per (pair, stratum) with its ``method`` and bootstrap intervals (NaN when shared)."""
+    pdims = ("pair", "stratum")
+    cal = (arr["tn"], arr["m0"], arr["tp"], arr["m1"])
+    ia = [i for i, _ in pairs]
+    ib = [k for _, k in pairs]
+    a_cal = [c[ia] for c in cal]
+    b_cal = [c[ib] for c in cal]
+    d = youden_difference(*a_cal, *b_cal, alpha=alpha, method=method)
+    db = youden_difference(
+        *a_cal, *b_cal, alpha=alpha, method="bootstrap", n_resamples=n_resamples,
+        random_seed=rng,
+    )  # fmt: skip
+    if shared:  # one set copied to every system: ΔJ is 0 by construction, not evidence
+        nan = np.full(np.shape(d.estimate), np.nan)
+        d = type(d)(nan, nan, nan)
+        db = type(db)(nan, nan, nan)
+    return {
+        "delta_youden": xr.DataArray(np.asarray(d.estimate, dtype=float), dims=pdims),
+        "delta_youden_ci": _interval(d.lower, d.upper, pdims),
+        "delta_youden_bootstrap_ci": _interval(db.lower, db.upper, pdims),
+        "delta_youden_excludes_0": xr.DataArray(
+            (np.asarray(d.lower) > 0) | (np.asarray(d.upper) < 0), dims=pdims
+        ),
+    }
+
+
+def _add_design_evidence(result, counts, arr, pairs, shared, alpha, method) -> xr.Dataset:
+    """Add Δθ, the shared-design bias and the simultaneous Δq0, Δq1, ΔJ of the design rule."""
+    pdims = ("pair", "stratum")
+    ia = [i for i, _ in pairs]
+    ib = [k for _, k in pairs]
+    table = comparison_table(counts, alpha, pairs)
+    result = result.merge(table, compat="override", join="exact")
+    result["bias_ratio"] = abs(result["shared_bias"]) / result["shared_se"]
+    sim = simultaneous_differences(*(arr[f] for f in _CAL), ia, ib, alpha, method)
+    pooled = _pooled_calibration(arr, shared)
+    se_b = _bias_se(arr, pooled, ia, ib)
+    for name in ("delta_q0", "delta_q1"):
+        result[name] = xr.DataArray(sim[name], dims=pdims)
+        result[f"{name}_ci"] = xr.DataArray(sim[f"{name}_ci"], dims=(*pdims, "ci_bound"))
+    result["delta_youden_simultaneous_ci"] = xr.DataArray(
+        sim["delta_youden_simultaneous_ci"], dims=(*pdims, "ci_bound")
+    )
+    excl = [
+        (result[v].sel(ci_bound="lower") > 0) | (result[v].sel(ci_bound="upper") < 0)
+        for v in ("delta_q0_ci", "delta_q1_ci", "delta_youden_simultaneous_ci")
+    ]
+    result["evidence_of_difference"] = (excl[0] | excl[1] | excl[2]).drop_vars(
+        "ci_bound", errors="ignore"
+    )
+    result["shared_bias_se"] = xr.DataArray(se_b, dims=pdims)
+    z1 = float(stats.norm.isf(alpha))
+    result["shared_bias_upper"] = abs(result["shared_bias"]) + z1 * result["shared_bias_se"]
+    if shared:
+        for name in ("delta_q0", "delta_q1", "shared_bias_se", "shared_bias_upper"):
+            result[name] = result[name].where(False)
+        for name in ("delta_q0_ci", "delta_q1_ci", "delta_youden_simultaneous_ci"):
+            result[name] = result[name].where(False)
+        result["evidence_of_difference"] = result["evidence_of_difference"] & False
+    result = result.assign_coords(ci_bound=_CI)
+    result.attrs["simultaneous_ci_prob"] = 1 - sim["level"]
+    return result
 
 
 def _required_calibration(p, q0, q1, n, m0, m1, alpha, target):
@@ -925,19 +901,6 @@ def _required_calibration(p, q0, q1, n, m0, m1, alpha, target):
         else:
             lo = mid
     return plan(hi)
-
-
-def format_probability(p: float, relation: bool = False) -> str:
-    """``0.873``, or ``< 0.001`` / ``> 0.999`` where 3 decimals would round to 0 or 1.
-
-    With ``relation``, a plain value reads ``= 0.873`` (for "P(θ_a > θ_b) = 0.873"). Shared by
-    the warnings, the report's tables and its figures so that they print P alike.
-    """
-    if p < 0.0005:
-        return "< 0.001"
-    if p >= 0.9995:
-        return "> 0.999"
-    return f"= {p:.3f}" if relation else f"{p:.3f}"
 
 
 def _given_differences(differences: xr.Dataset, pairs: list, level: str):
@@ -1016,9 +979,10 @@ def check_comparison(
     LowJudgeQualityWarning
         ``"low_j"``: Ĵ < 0.2 (``bayesjudge.estimate.LOW_J_THRESHOLD``; errors amplified
         more than 5×) or the interval of J reaches 0 (posterior ETI with a fit, else the
-        Newcombe interval). When the whole interval is below 0 the message says the judge is
-        worse than chance (verdicts anti-correlated with the truth; check for swapped
-        labels) and gives the amplification ``1/|J|``.
+        Newcombe interval): the one low-J rule, :func:`bayesjudge.core.kernels.low_j`, which
+        ``bayesjudge.estimate`` applies too. When the whole interval is below 0 the message
+        says the judge is worse than chance (verdicts anti-correlated with the truth; check
+        for swapped labels) and gives the amplification ``1/|J|``.
     CalibrationDesignWarning
         ``"calibration_design"``: a ΔJ interval (Newcombe, 1 − alpha, one per pair and
         stratum) excludes 0, or the design rule of :func:`judge_diagnostics` finds evidence
@@ -1046,8 +1010,8 @@ def check_comparison(
         ``"calibration_size"``: with ``target_width``, a group's Lang–Reiczigel interval is
         wider than the target; the message gives how many more truly-incorrect and
         truly-correct labels are predicted to reach it — the smallest total whose exact split
-        (:func:`bayesjudge.allocation_report` with the labels so far as a pilot of their own
-        sizes, ``m0_pilot=m0, m1_pilot=m1``) reaches the target, never fewer labels of a type
+        (:func:`bayesjudge.core.allocation_report` with the labels so far as a pilot of their
+        own sizes, ``m0_pilot=m0, m1_pilot=m1``) reaches the target, never fewer labels of a type
         than are already collected — or says that no calibration size can because the test
         set alone is too small. ``values`` holds the planned ``m0``, ``m1`` and the new
         labels ``more_m0``, ``more_m1``.
@@ -1086,24 +1050,49 @@ def check_comparison(
             )
         diag = diagnostics
     level = f"{100 * (1 - alpha):g}%"
-    found: list[Diagnosis] = []
+    found = _low_j_findings(counts, diag, alpha, level)
+    pairs = diag["pair"].values.tolist() if "pair" in diag.coords else []
+    found += _design_findings(counts, diag, fit, alpha, level, pairs)
+    if pairs:
+        found += _near_tie_findings(counts, diag, fit, alpha, level, pairs, differences)
+    if target_width is not None:
+        found += _calibration_size_findings(counts, alpha, level, float(target_width))
 
-    # ---- low J
+    if warn:
+        emit_grouped(found, stacklevel=2)
+    return found
+
+
+def _low_j_findings(counts: JudgeCounts, diag: xr.Dataset, alpha: float, level: str):
+    """``"low_j"`` findings: the one low-J rule (:func:`~bayesjudge.core.kernels.low_j`).
+
+    Ĵ and its Newcombe interval from the counts (as ``bj.estimate``), or the posterior J and
+    its ETI when ``diag`` has them (a fit); every class but ``"fine"`` is a finding.
+    """
     use_post = "youden_posterior" in diag
-    j = diag["youden_posterior"] if use_post else diag["youden"]
-    j_ci = diag["youden_posterior_ci"] if use_post else diag["youden_ci"]
-    j = j.broadcast_like(diag["youden"])
-    j_ci = j_ci.broadcast_like(diag["youden_ci"])
-    source = "posterior" if use_post else "Newcombe"
-    j_values = j.transpose("system", "stratum").values
-    j_bounds = j_ci.transpose("system", "stratum", "ci_bound").values
-    flagged = (j_values < LOW_J_THRESHOLD) | (j_bounds[..., 0] <= 0)
-    for s_index, t_index in zip(*np.nonzero(flagged), strict=True):
+    if use_post:
+        j = diag["youden_posterior"].broadcast_like(diag["youden"])
+        j_ci = diag["youden_posterior_ci"].broadcast_like(diag["youden_ci"])
+        j_values = j.transpose("system", "stratum").values
+        j_bounds = j_ci.transpose("system", "stratum", "ci_bound").values
+        category = low_j_category(j_values, j_bounds[..., 0], j_bounds[..., 1])
+        source = "posterior"
+    else:
+        ds = counts.dataset.transpose("system", "stratum")
+        cal = (ds[f].values.astype(float) for f in _CAL)
+        rule = low_j(*cal, alpha, undefined_at_zero=False)
+        j_values = np.asarray(rule.youden, dtype=float)
+        j_bounds = np.stack([rule.lower, rule.upper], axis=-1)
+        category = np.asarray(rule.category)
+        source = "Newcombe"
+    found = []
+    for s_index, t_index in zip(*np.nonzero(category != "fine"), strict=True):
         sys, st = counts.systems[s_index], counts.strata[t_index]
         jj = float(j_values[s_index, t_index])
         lo, hi = (float(v) for v in j_bounds[s_index, t_index])
         head = (
-            f"J = {jj:.2f} [{lo:.2f}, {hi:.2f}] ({level} {source} interval) for {_group(sys, st)}"
+            f"J = {jj:.2f} [{lo:.2f}, {hi:.2f}] ({level} {source} interval) for "
+            f"{group_label(sys, st)}"
         )
         if hi < 0:  # the whole interval below 0: worse than chance, not merely weak
             msg = (
@@ -1126,11 +1115,14 @@ def check_comparison(
             Diagnosis("low_j", "warning", msg, LowJudgeQualityWarning, sys, st,
                       {"J": jj, "lower": lo, "upper": hi,
                        "amplification": 1 / abs(jj) if jj != 0 else float("inf")},
-                      f"{_group(sys, st)}: J = {jj:.2f} [{lo:.2f}, {hi:.2f}]")
+                      f"{group_label(sys, st)}: J = {jj:.2f} [{lo:.2f}, {hi:.2f}]")
         )  # fmt: skip
+    return found
 
-    pairs = diag["pair"].values.tolist() if "pair" in diag.coords else []
-    # ---- calibration design
+
+def _design_findings(counts, diag, fit, alpha, level, pairs) -> list[Diagnosis]:
+    """``"calibration_design"`` findings: a ΔJ interval or the design rule finds a difference."""
+    found: list[Diagnosis] = []
     fit_shared = fit is not None and fit.config.get("calibration") == "shared"
     simultaneous = f"{100 * diag.attrs.get('simultaneous_ci_prob', np.nan):.4g}%"
     arrays = {}
@@ -1208,129 +1200,131 @@ def check_comparison(
                       f"{shown_pair} in stratum {shown_st}: ΔJ = {dj:+.3f} [{lo:+.3f}, "
                       f"{hi:+.3f}], shared-calibration bias {bias:+.3f}")
         )  # fmt: skip
+    return found
 
-    # ---- near tie
-    if pairs:
-        position = {x: i for i, x in enumerate(counts.systems)}
-        firsts, seconds = diag["first"].values.tolist(), diag["second"].values.tolist()
-        index = [(position[a], position[b]) for a, b in zip(firsts, seconds, strict=True)]
-        if fit is not None:
-            cmp = posterior_differences(fit, "theta", index, 1 - alpha)
-            est, ci, prob = cmp["mean"], cmp["ci"], cmp["prob_greater"]
-            source, tie_level = "posterior", level
-        elif differences is not None:
-            est, ci, prob, source, tie_level = _given_differences(differences, pairs, level)
+
+def _near_tie_findings(counts, diag, fit, alpha, level, pairs, differences) -> list[Diagnosis]:
+    """``"near_tie"`` findings: the Δθ interval includes 0 or misses it narrowly."""
+    found: list[Diagnosis] = []
+    position = {x: i for i, x in enumerate(counts.systems)}
+    firsts, seconds = diag["first"].values.tolist(), diag["second"].values.tolist()
+    index = [(position[a], position[b]) for a, b in zip(firsts, seconds, strict=True)]
+    if fit is not None:
+        cmp = posterior_differences(fit, "theta", index, 1 - alpha)
+        est, ci, prob = cmp["mean"], cmp["ci"], cmp["prob_greater"]
+        source, tie_level = "posterior", level
+    elif differences is not None:
+        est, ci, prob, source, tie_level = _given_differences(differences, pairs, level)
+    else:
+        est, ci, prob = diag["delta_theta"], diag["delta_theta_ci"], diag["prob_greater"]
+        source, tie_level = "closed-form", level
+
+    def values(da, *extra):
+        da = da.sel(pair=pairs) if list(da["pair"].values) != pairs else da
+        if "stratum" not in da.dims:
+            da = da.expand_dims(stratum=counts.strata)
+        return da.transpose("pair", "stratum", *extra).values
+
+    est_v = values(est)
+    ci_v = values(ci, "ci_bound")
+    prob_v = None if prob is None else values(prob)
+    lo_v, hi_v = ci_v[..., 0], ci_v[..., 1]
+    half_v = (hi_v - lo_v) / 2
+    inside_v = (lo_v <= 0) & (0 <= hi_v)
+    near_v = np.minimum(abs(lo_v), abs(hi_v))
+    with np.errstate(invalid="ignore"):
+        tie = np.isfinite(half_v) & (inside_v | (near_v < NEAR_TIE_FRACTION * half_v))
+    for p_index, t_index in zip(*np.nonzero(tie), strict=True):
+        pair, st = pairs[p_index], counts.strata[t_index]
+        lo, hi = float(lo_v[p_index, t_index]), float(hi_v[p_index, t_index])
+        half, near = float(half_v[p_index, t_index]), float(near_v[p_index, t_index])
+        inside = bool(inside_v[p_index, t_index])
+        d = float(est_v[p_index, t_index])
+        pg = None if prob_v is None else float(prob_v[p_index, t_index])
+        first, second = (terminal_safe(x) for x in (firsts[p_index], seconds[p_index]))
+        p_text = (
+            ""
+            if pg is None
+            else f", P(θ_{first} > θ_{second}) {format_probability(pg, relation=True)}"
+        )
+        numbers = f"Δθ({terminal_safe(pair)}) = {d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+        where = (
+            f"{'Tie' if inside else 'Near tie'}: {numbers} ({tie_level} {source}) in "
+            f"stratum {terminal_safe(st)}{p_text}. "
+        )
+        if inside:
+            msg = where + (
+                "The interval includes 0: the data do not establish which system is "
+                "better. Do not rank them on this; report a tie, or collect more test "
+                "or calibration items."
+            )
         else:
-            est, ci, prob = diag["delta_theta"], diag["delta_theta_ci"], diag["prob_greater"]
-            source, tie_level = "closed-form", level
-
-        def values(da, *extra):
-            da = da.sel(pair=pairs) if list(da["pair"].values) != pairs else da
-            if "stratum" not in da.dims:
-                da = da.expand_dims(stratum=counts.strata)
-            return da.transpose("pair", "stratum", *extra).values
-
-        est_v = values(est)
-        ci_v = values(ci, "ci_bound")
-        prob_v = None if prob is None else values(prob)
-        lo_v, hi_v = ci_v[..., 0], ci_v[..., 1]
-        half_v = (hi_v - lo_v) / 2
-        inside_v = (lo_v <= 0) & (0 <= hi_v)
-        near_v = np.minimum(abs(lo_v), abs(hi_v))
-        with np.errstate(invalid="ignore"):
-            tie = np.isfinite(half_v) & (inside_v | (near_v < NEAR_TIE_FRACTION * half_v))
-        for p_index, t_index in zip(*np.nonzero(tie), strict=True):
-            pair, st = pairs[p_index], counts.strata[t_index]
-            lo, hi = float(lo_v[p_index, t_index]), float(hi_v[p_index, t_index])
-            half, near = float(half_v[p_index, t_index]), float(near_v[p_index, t_index])
-            inside = bool(inside_v[p_index, t_index])
-            d = float(est_v[p_index, t_index])
-            pg = None if prob_v is None else float(prob_v[p_index, t_index])
-            first, second = (terminal_safe(x) for x in (firsts[p_index], seconds[p_index]))
-            p_text = (
-                ""
-                if pg is None
-                else f", P(θ_{first} > θ_{second}) {format_probability(pg, relation=True)}"
+            msg = where + (
+                f"The interval excludes 0 by only {near:.3f}, less than "
+                f"{NEAR_TIE_FRACTION:g} of its half-width ({half:.3f}): a small residual "
+                f"bias (e.g. from calibration mismatch) could change the conclusion. Do not "
+                f"claim a direction on this alone; collect more test or calibration items, "
+                f"or report it as a tie."
             )
-            numbers = f"Δθ({terminal_safe(pair)}) = {d:+.3f} [{lo:+.3f}, {hi:+.3f}]"
-            where = (
-                f"{'Tie' if inside else 'Near tie'}: {numbers} ({tie_level} {source}) in "
-                f"stratum {terminal_safe(st)}{p_text}. "
+        found.append(
+            Diagnosis("near_tie", "caution", msg, NearTieWarning, pair, st,
+                      {"delta_theta": d, "lower": lo, "upper": hi,
+                       "prob_greater": pg, "margin": near, "includes_0": inside},
+                      f"{numbers} in stratum {terminal_safe(st)}{p_text}"
+                      + ("" if inside else f" (misses 0 by {near:.3f})"))
+        )  # fmt: skip
+    return found
+
+
+def _calibration_size_findings(counts, alpha, level, target) -> list[Diagnosis]:
+    """``"calibration_size"`` findings: θ intervals wider than ``target``; the labels to add."""
+    found: list[Diagnosis] = []
+    arr = _arrays(counts)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p, q0, q1 = arr["k"] / arr["n"], arr["tn"] / arr["m0"], arr["tp"] / arr["m1"]
+    for i, sys in enumerate(counts.systems):
+        for t, st in enumerate(counts.strata):
+            if arr["n"][i, t] == 0:
+                continue
+            args = (p[i, t], q0[i, t], q1[i, t], arr["n"][i, t], arr["m0"][i, t],
+                    arr["m1"][i, t])  # fmt: skip
+            width = float(lang_reiczigel_length(*args, alpha=alpha, clip=True))
+            if width <= target:
+                continue
+            need = _required_calibration(*args, alpha, target)
+            m_now = int(arr["m0"][i, t] + arr["m1"][i, t])
+            head = (
+                f"The {level} interval of θ for {group_label(sys, st)} is {width:.3f} wide, "
+                f"above the target {target:.3f}, with m0 = {int(arr['m0'][i, t])}, "
+                f"m1 = {int(arr['m1'][i, t])} calibration items. "
             )
-            if inside:
-                msg = where + (
-                    "The interval includes 0: the data do not establish which system is "
-                    "better. Do not rank them on this; report a tie, or collect more test "
-                    "or calibration items."
+            if need is None:
+                msg = head + (
+                    f"No calibration size reaches it: the {int(arr['n'][i, t])} test items "
+                    f"alone give a wider interval. Add test items, or use a better judge."
                 )
+                values = {"width": width, "target": target, "m0": None, "m1": None}
             else:
-                msg = where + (
-                    f"The interval excludes 0 by only {near:.3f}, less than "
-                    f"{NEAR_TIE_FRACTION:g} of its half-width ({half:.3f}): a small residual "
-                    f"bias (e.g. from calibration mismatch) could change the conclusion. Do not "
-                    f"claim a direction on this alone; collect more test or calibration items, "
-                    f"or report it as a tie."
+                m0_now, m1_now = int(arr["m0"][i, t]), int(arr["m1"][i, t])
+                m0n, m1n = int(need.m0), int(need.m1)
+                more = [f"{x} more truly-{kind}"
+                        for x, kind in ((m0n - m0_now, "incorrect"), (m1n - m1_now, "correct"))
+                        if x > 0]  # fmt: skip
+                plural = "s" * (m0n + m1n - m_now != 1)
+                msg = head + (
+                    f"Collect about {' and '.join(more)} label{plural} ({m0n + m1n - m_now} "
+                    f"in all, to m0 = {m0n}, m1 = {m1n}): predicted to give "
+                    f"{float(need.length):.3f} "
+                    f"(bayesjudge.core.allocation_report, exact split, the labels so far as "
+                    f"pilot: m0_pilot={m0_now}, m1_pilot={m1_now})."
                 )
+                values = {"width": width, "target": target, "m0": m0n, "m1": m1n,
+                          "more_m0": m0n - m0_now, "more_m1": m1n - m1_now,
+                          "predicted_width": float(need.length)}  # fmt: skip
             found.append(
-                Diagnosis("near_tie", "caution", msg, NearTieWarning, pair, st,
-                          {"delta_theta": d, "lower": lo, "upper": hi,
-                           "prob_greater": pg, "margin": near, "includes_0": inside},
-                          f"{numbers} in stratum {terminal_safe(st)}{p_text}"
-                          + ("" if inside else f" (misses 0 by {near:.3f})"))
+                Diagnosis("calibration_size", "warning", msg, CalibrationSizeWarning, sys,
+                          st, values, f"{group_label(sys, st)}: {width:.3f} wide, target "
+                          f"{target:.3f}" + ("" if need is None else
+                                             f", to m0 = {m0n}, m1 = {m1n}"))
             )  # fmt: skip
-
-    # ---- calibration size
-    if target_width is not None:
-        target = float(target_width)
-        arr = _arrays(counts)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            p, q0, q1 = arr["k"] / arr["n"], arr["tn"] / arr["m0"], arr["tp"] / arr["m1"]
-        for i, sys in enumerate(counts.systems):
-            for t, st in enumerate(counts.strata):
-                if arr["n"][i, t] == 0:
-                    continue
-                args = (p[i, t], q0[i, t], q1[i, t], arr["n"][i, t], arr["m0"][i, t],
-                        arr["m1"][i, t])  # fmt: skip
-                width = float(lang_reiczigel_length(*args, alpha=alpha, clip=True))
-                if width <= target:
-                    continue
-                need = _required_calibration(*args, alpha, target)
-                m_now = int(arr["m0"][i, t] + arr["m1"][i, t])
-                head = (
-                    f"The {level} interval of θ for {_group(sys, st)} is {width:.3f} wide, "
-                    f"above the target {target:.3f}, with m0 = {int(arr['m0'][i, t])}, "
-                    f"m1 = {int(arr['m1'][i, t])} calibration items. "
-                )
-                if need is None:
-                    msg = head + (
-                        f"No calibration size reaches it: the {int(arr['n'][i, t])} test items "
-                        f"alone give a wider interval. Add test items, or use a better judge."
-                    )
-                    values = {"width": width, "target": target, "m0": None, "m1": None}
-                else:
-                    m0_now, m1_now = int(arr["m0"][i, t]), int(arr["m1"][i, t])
-                    m0n, m1n = int(need.m0), int(need.m1)
-                    more = [f"{x} more truly-{kind}"
-                            for x, kind in ((m0n - m0_now, "incorrect"), (m1n - m1_now, "correct"))
-                            if x > 0]  # fmt: skip
-                    plural = "s" * (m0n + m1n - m_now != 1)
-                    msg = head + (
-                        f"Collect about {' and '.join(more)} label{plural} ({m0n + m1n - m_now} "
-                        f"in all, to m0 = {m0n}, m1 = {m1n}): predicted to give "
-                        f"{float(need.length):.3f} "
-                        f"(bayesjudge.allocation_report, exact split, the labels so far as "
-                        f"pilot: m0_pilot={m0_now}, m1_pilot={m1_now})."
-                    )
-                    values = {"width": width, "target": target, "m0": m0n, "m1": m1n,
-                              "more_m0": m0n - m0_now, "more_m1": m1n - m1_now,
-                              "predicted_width": float(need.length)}  # fmt: skip
-                found.append(
-                    Diagnosis("calibration_size", "warning", msg, CalibrationSizeWarning, sys,
-                              st, values, f"{_group(sys, st)}: {width:.3f} wide, target "
-                              f"{target:.3f}" + ("" if need is None else
-                                                 f", to m0 = {m0n}, m1 = {m1n}"))
-                )  # fmt: skip
-
-    if warn:
-        emit_grouped(found, stacklevel=2)
     return found

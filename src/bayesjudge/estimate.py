@@ -16,12 +16,18 @@ import xarray as xr
 
 from bayesjudge._text import terminal_safe
 from bayesjudge._version import __version__
-from bayesjudge.core._validation import check_alpha, check_resamples, check_seed, youden_is_zero
-from bayesjudge.core.bootstrap import _check_design, bootstrap_rogan_gladen
-from bayesjudge.core.correction import _lr_alpha, lang_reiczigel_interval, rogan_gladen
+from bayesjudge.core._validation import (
+    check_alpha,
+    check_design,
+    check_lr_alpha,
+    check_resamples,
+    check_seed,
+)
+from bayesjudge.core.bootstrap import bootstrap_rogan_gladen
+from bayesjudge.core.correction import lang_reiczigel_interval
+from bayesjudge.core.kernels import LOW_J_THRESHOLD, low_j, rogan_gladen_counts
 from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
-from bayesjudge.core.youden import youden
 from bayesjudge.data import JudgeCounts
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
@@ -34,9 +40,6 @@ METHODS = {
     "bootstrap": "percentile bootstrap",
     "ppi++": "Wald (PPI++)",
 }
-
-#: Below this Youden index the 1/J amplification is at least 5x and a warning is raised.
-LOW_J_THRESHOLD = 0.2
 
 _CALIBRATION_DESIGNS = ("own", "shared")
 
@@ -97,8 +100,10 @@ def estimate(
     -----
     LowJudgeQualityWarning
         Where the judge's Youden index has ``|J|`` below ``LOW_J_THRESHOLD`` (0.2), where its
-        interval contains 0, or where J is clearly below 0 (a judge worse than chance:
-        check for swapped labels): the correction amplifies every error by about 1/``|J|``.
+        interval (Newcombe's, at level 1 - alpha) contains 0, or where J is clearly below 0
+        (a judge worse than chance: check for swapped labels): the correction amplifies every
+        error by about 1/``|J|``. This is the one low-J rule of the package
+        (:func:`bayesjudge.core.kernels.low_j`), which ``check_comparison`` applies too.
     LowJudgeQualityWarning
         Where Ĵ = 0 exactly (Rogan-Gladen methods): the estimate is NaN and the interval
         [0, 1] there, and the message says so. For ``"ppi++"`` the low-J message says
@@ -115,7 +120,7 @@ def estimate(
     (:func:`lang_reiczigel_interval`, :func:`naive`, :func:`bootstrap_rogan_gladen`,
     :func:`ppi_mean`). The Lang-Reiczigel interval keeps close to nominal coverage for
     n = 1000 and m0 = m1 = 100 across theta in [0.05, 0.95] (Lee et al. Sec. 7; tested in
-    ``tests/test_correction_coverage.py``). Rogan-Gladen needs only that the judge behaves
+    ``tests/core/test_correction_coverage.py``). Rogan-Gladen needs only that the judge behaves
     the same on calibration and test items given the truth, so a calibration set stratified
     by truth is fine; PPI++ instead needs calibration items drawn from the test distribution
     (Lee et al. Sec. 8).
@@ -157,10 +162,10 @@ def estimate(
         raise ValueError(
             f"calibration must be one of {list(_CALIBRATION_DESIGNS)}; got {calibration!r}."
         )
-    alpha = _lr_alpha(alpha) if method == "lang-reiczigel" else check_alpha(alpha)
+    alpha = check_lr_alpha(alpha) if method == "lang-reiczigel" else check_alpha(alpha)
     random_seed = check_seed(random_seed)
     if method == "bootstrap":
-        bootstrap_design = _check_design(bootstrap_design)
+        bootstrap_design = check_design(bootstrap_design)
         n_resamples = check_resamples(n_resamples, "estimate(method='bootstrap')", alpha)
     if calibration == "shared":
         counts = counts.pooled_calibration("system")
@@ -233,22 +238,19 @@ def _compute(
     method, c, p_hat, q0_hat, q1_hat, alpha, *, random_seed, n_resamples, bootstrap_design
 ):
     """Return (estimate, lower, upper) arrays for the usable groups in ``c``."""
-    # J_hat = 0 tested exactly on the counts (tn/m0 + tp/m1 = 1 times m0*m1), so that rounding
-    # of the proportions cannot hide it; there theta is not identified (warned about).
-    identified = ~youden_is_zero(c["tn"], c["m0"], c["tp"], c["m1"])
     if method == "naive":
         return naive(c["k"], c["n"], alpha=alpha, method="wilson")
     if method == "ppi++":
         res = ppi_mean(c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha=alpha)
         return res.estimate, res.lower, res.upper
-    # Rogan-Gladen methods. Where J_hat = 0 the estimate (which divides by J_hat) is undefined
-    # and the honest interval is all of [0, 1]: a judge at chance on the calibration set says
-    # nothing about theta. (Lang-Reiczigel's smoothed J~ is not 0 there, but its interval
-    # then rests on the +1 smoothing, not on the data: e.g. [0.94, 1] for a judge that calls
-    # every item correct.)
-    point = np.full(p_hat.shape, np.nan)
+    # Rogan-Gladen methods. J_hat = 0 is tested exactly on the counts by the kernel. J = 0
+    # policy: NaN, with the interval all of [0, 1] (and a warning, _warn_low_j): a judge at
+    # chance on the calibration set says nothing about theta. (Lang-Reiczigel's smoothed J~
+    # is not 0 there, but its interval then rests on the +1 smoothing, not on the data: e.g.
+    # [0.94, 1] for a judge that calls every item correct.)
+    theta, ok = rogan_gladen_counts(*(c[v] for v in ("k", "n", "tn", "m0", "tp", "m1")), clip=True)
+    point = np.where(ok, theta, np.nan)
     lower, upper = np.zeros(p_hat.shape), np.ones(p_hat.shape)
-    ok = identified
     if not ok.any():
         return point, lower, upper
     if method == "bootstrap":
@@ -268,7 +270,6 @@ def _compute(
     lower[ok], upper[ok] = lang_reiczigel_interval(
         p_hat[ok], q0_hat[ok], q1_hat[ok], c["n"][ok], c["m0"][ok], c["m1"][ok], alpha=alpha
     )
-    point[ok] = rogan_gladen(p_hat[ok], q0_hat[ok], q1_hat[ok])
     return point, lower, upper
 
 
@@ -333,28 +334,30 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
     """
     if not mask.any():
         return
-    j, lo, hi = youden(tn[mask], m0[mask], tp[mask], m1[mask], alpha=alpha, method="agresti-caffo")
-    zero = youden_is_zero(tn[mask], m0[mask], tp[mask], m1[mask])
+    # The one low-J rule (core.kernels.low_j: Newcombe interval of J, LOW_J_THRESHOLD), as
+    # check_comparison. J = 0 exactly is "undefined" for the methods that divide by J.
+    rule = low_j(tn[mask], m0[mask], tp[mask], m1[mask], alpha, undefined_at_zero=method != "ppi++")
     systems, strata = _shown(ds["system"].values), _shown(ds["stratum"].values)
-    low, worse, uncertain, undefined = [], [], [], []
-    for (i, s), jj, ll, hh, at_zero in zip(
+    found = {"low": [], "worse": [], "uncertain": [], "undefined": [], "fine": []}
+    for (i, s), jj, ll, hh, category in zip(
         zip(*np.nonzero(mask), strict=True),
-        *(np.atleast_1d(a) for a in (j, lo, hi, zero)),
+        *(np.atleast_1d(a) for a in rule),
         strict=True,
     ):
-        where = f"system={systems[i]}/stratum={strata[s]}: J = {jj:.2f} "
-        where += f"({100 * (1 - alpha):g}% interval {ll:.2f} to {hh:.2f})"
+        group = f"system={systems[i]}/stratum={strata[s]}"
+        where = f"{group}: J = {jj:.2f} ({100 * (1 - alpha):g}% interval {ll:.2f} to {hh:.2f})"
         # The amplification of the correction is 1/|J|: a clearly negative J is corrected
         # (inverted) as stably as a positive one of the same size.
         amp = f"about {1 / abs(jj):.0f}x" if abs(jj) > 0.02 else "without bound"
-        if at_zero and method != "ppi++":
-            undefined.append(f"system={systems[i]}/stratum={strata[s]}")
-        elif hh < 0 and abs(jj) >= LOW_J_THRESHOLD:
-            worse.append(where if method == "ppi++" else f"{where}, errors amplified {amp}")
-        elif abs(jj) < LOW_J_THRESHOLD:
-            low.append(where if method == "ppi++" else f"{where}, errors amplified {amp}")
-        elif ll <= 0:
-            uncertain.append(where)
+        if category == "undefined":
+            found[category].append(group)
+        elif category in ("low", "worse") and method != "ppi++":
+            found[category].append(f"{where}, errors amplified {amp}")
+        else:
+            found[category].append(where)
+    low, worse, uncertain, undefined = (
+        found[k] for k in ("low", "worse", "uncertain", "undefined")
+    )
 
     def listing(items):
         return "; ".join(items[:6]) + (f"; and {len(items) - 6} more" if len(items) > 6 else "")

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from bayesjudge._text import plain_label
-from bayesjudge.diagnostics import format_probability
+from bayesjudge._text import format_probability, plain_label
 
 __all__ = ["plot_differences", "plot_judge", "plot_ppc", "plot_ranked", "plot_theta_forest"]
 

@@ -86,5 +86,5 @@ class CalibrationSizeWarning(BayesJudgeWarning):
     """The calibration set is too small for the requested interval width.
 
     The message gives the calibration size and split predicted to reach the target
-    (:func:`bayesjudge.allocation_report`), or says that the test set alone is too small.
+    (:func:`bayesjudge.core.allocation_report`), or says that the test set alone is too small.
     """

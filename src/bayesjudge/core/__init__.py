@@ -1,7 +1,10 @@
 """The numpy/scipy core: closed-form estimators, vectorised and free of PyMC and xarray.
 
 Every function takes numpy arrays or scalars, broadcasts its arguments and returns named
-tuples of arrays (numpy scalars for scalar input).
+tuples of arrays (numpy scalars for scalar input). The formulas themselves (Rogan–Gladen from
+counts, the exact J = 0 test, the interval of J and the low-J rule, the delta-method Δθ) are
+written once, unvalidated, in :mod:`bayesjudge.core.kernels`; argument checks live in
+``core._validation`` and the bootstrap building blocks in :mod:`bayesjudge.core.resampling`.
 """
 
 from bayesjudge.core._results import EstimateInterval, Interval
@@ -35,9 +38,11 @@ from bayesjudge.core.paired import (
     DeltaDifference,
     PairedDifference,
     naive_difference_bias,
+    pair_cells,
     paired_bootstrap,
     rg_difference_se,
     shared_calibration_bias,
+    shared_calibration_shift,
     system_pairs,
 )
 from bayesjudge.core.ppi import PPIEstimate, ppi_mean
@@ -69,11 +74,13 @@ __all__ = [
     "lang_reiczigel_length",
     "naive",
     "naive_difference_bias",
+    "pair_cells",
     "paired_bootstrap",
     "ppi_mean",
     "rg_difference_se",
     "rogan_gladen",
     "shared_calibration_bias",
+    "shared_calibration_shift",
     "system_pairs",
     "variance_vs_human_only",
     "youden",

@@ -13,22 +13,32 @@ import warnings
 import numpy as np
 from scipy.stats import norm
 
+from bayesjudge.core.kernels import youden_is_zero
+from bayesjudge.warnings import SmallSampleWarning
+
 __all__ = [
+    "CALIBRATION_DESIGNS",
+    "LR_MIN_ALPHA",
     "MAX_COUNT",
     "MIN_ALPHA",
     "MIN_RESAMPLES",
     "RELIABLE_RESAMPLES",
+    "as_calibration_counts",
     "as_count",
     "as_probability",
     "as_subcount",
     "broadcast",
     "check_alpha",
+    "check_design",
+    "check_lr_alpha",
     "check_not_greater",
     "check_open_unit",
+    "check_resample_count",
     "check_resamples",
     "check_seed",
     "format_values",
     "is_seed",
+    "raise_if_not_identified",
     "two_sided_z",
     "youden_is_zero",
 ]
@@ -263,8 +273,6 @@ def check_resamples(n_resamples, method: str, alpha: float) -> int:
         When ``n_resamples`` is below :data:`RELIABLE_RESAMPLES` (1000), or fewer than 5
         replicates lie beyond each end (``n_resamples * alpha / 2 < 5``).
     """
-    from bayesjudge.warnings import SmallSampleWarning
-
     arr = np.asarray(n_resamples) if not isinstance(n_resamples, str | bytes) else None
     if (
         arr is None
@@ -332,22 +340,97 @@ def check_seed(random_seed, name: str = "random_seed"):
     )
 
 
-def youden_is_zero(tn, m0, tp, m1) -> np.ndarray:
-    """Return where ``tn/m0 + tp/m1 == 1`` exactly, i.e. ``tn·m1 + tp·m0 == m0·m1``.
-
-    The products are exact in float64 while ``m0·m1 <= 2**52``; larger calibration sets are
-    tested with Python integers, so that rounding never hides (or invents) J = 0. Counts must
-    already be validated whole numbers (as floats or integers).
-    """
-    tn, m0, tp, m1 = np.broadcast_arrays(*(np.asarray(a) for a in (tn, m0, tp, m1)))
-    # Below 2**52 every product and the sum of the two positive ones are exact in float64.
-    if tn.size == 0 or float(np.max(m0)) * float(np.max(m1)) <= MAX_COUNT // 2:
-        return tn * m1 + tp * m0 - m0 * m1 == 0
-    as_int = np.frompyfunc(int, 1, 1)
-    a, b, c, d = (as_int(x) for x in (tn, m0, tp, m1))
-    return np.asarray(a * d + c * b - b * d == 0, dtype=bool)
-
-
 def is_seed(value) -> bool:
     """Return True for a non-negative integer (not a bool): what ``SeedSequence`` accepts."""
     return isinstance(value, int | np.integer) and not isinstance(value, bool) and value >= 0
+
+
+#: How a calibration set was collected, for the bootstraps: ``"stratified"`` (m0 and m1 fixed
+#: by design) or ``"random"`` (calibration items drawn at random, so m0 and m1 vary).
+CALIBRATION_DESIGNS = ("stratified", "random")
+
+
+def check_design(calibration_design) -> str:
+    """Return ``calibration_design`` after checking it is one of :data:`CALIBRATION_DESIGNS`."""
+    if calibration_design not in CALIBRATION_DESIGNS:
+        raise ValueError(
+            f"calibration_design must be one of {CALIBRATION_DESIGNS}; got "
+            f"{calibration_design!r}. Use 'stratified' when m0 and m1 were fixed by design "
+            f"(items sampled per human label) and 'random' when calibration items were drawn "
+            f"at random, so m0 and m1 vary."
+        )
+    return calibration_design
+
+
+def check_resample_count(n_resamples) -> int:
+    """Return ``n_resamples`` as an int of at least 1 (the Youden bootstrap).
+
+    The bootstraps of θ use the stricter :func:`check_resamples`.
+    """
+    arr = np.asarray(n_resamples)
+    if (
+        arr.ndim != 0
+        or arr.dtype == bool
+        or not np.issubdtype(arr.dtype, np.number)
+        or not np.isfinite(arr)
+        or arr != np.round(arr)
+        or arr < 1
+    ):
+        raise ValueError(
+            f"n_resamples must be a whole number of at least 1 (e.g. 10_000); got {n_resamples!r}."
+        )
+    return int(arr)
+
+
+def as_calibration_counts(suffix: str, tn, m0, tp, m1):
+    """Validate one calibration table ``tn, m0, tp, m1``; both strata must be non-empty.
+
+    ``suffix`` is appended to the argument names in messages (e.g. ``"_a"``).
+    """
+    tn, m0 = as_subcount(f"tn{suffix}", tn, f"m0{suffix}", m0, positive_total=True)
+    tp, m1 = as_subcount(f"tp{suffix}", tp, f"m1{suffix}", m1, positive_total=True)
+    return tn, m0, tp, m1
+
+
+def raise_if_not_identified(undefined, q0, q1, system: str = "") -> None:
+    """Raise where ``undefined`` (a plug-in q0 + q1 == 1): the J = 0 policy "raise".
+
+    ``q0``, ``q1`` (arrays of the shape of ``undefined``) are shown for up to five positions;
+    ``system`` (e.g. ``" for A"``) is added after "estimate" in the message.
+    """
+    if not undefined.any():
+        return
+    where = np.argwhere(undefined)
+    shown = ", ".join(
+        f"{tuple(int(i) for i in pos) if pos.size else '()'}: q0={q0[tuple(pos)]:.6g}, "
+        f"q1={q1[tuple(pos)]:.6g}"
+        for pos in where[:5]
+    )
+    raise ValueError(
+        f"The Rogan-Gladen estimate{system} is not identified where q0 + q1 == 1 (the judge "
+        f"is no better than chance on the calibration set): at position(s) {shown}. Use "
+        f"bayesjudge.core.correction.lang_reiczigel_interval (its smoothed J gives an honest "
+        f"wide interval), label more calibration items, or use a better judge."
+    )
+
+
+#: Smallest alpha of the Lang-Reiczigel interval (z ≈ 4.89, z² ≈ 23.9). The adjustment adds
+#: z²/2 pseudo-items to the test set and shifts the centre by O(z²/m); below this level those
+#: terms swamp calibration groups of tens of items, and the interval stops widening as alpha
+#: falls (with n = 1000, m0 = m1 = 100 and alpha = 1e-300 it is [0, 0] around θ̂ = 0.17).
+LR_MIN_ALPHA = 1e-6
+
+
+def check_lr_alpha(alpha) -> float:
+    """Validate alpha for the Lang-Reiczigel family: as check_alpha, and at least 1e-6."""
+    alpha = check_alpha(alpha)
+    if alpha < LR_MIN_ALPHA:
+        raise ValueError(
+            f"alpha must be at least {LR_MIN_ALPHA:g} for the Lang-Reiczigel interval "
+            f"(lang_reiczigel_interval, estimate(method='lang-reiczigel')); got {alpha:g}. Its "
+            f"adjustment adds z²/2 pseudo-items and shifts the centre by O(z²/m), which for "
+            f"z² = {two_sided_z(alpha) ** 2:.3g} swamps calibration sets of usual size: the "
+            f"interval no longer widens as alpha falls (it can collapse to [0, 0]). Use alpha "
+            f">= {LR_MIN_ALPHA:g}, or method='bootstrap' with n_resamples >= 20 / alpha."
+        )
+    return alpha

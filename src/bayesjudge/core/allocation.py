@@ -110,7 +110,7 @@ class HumanOnlyRegime(NamedTuple):
 # --------------------------------------------------------------------------------------
 # Private formulas. The predicted length holds the pilot plug-ins q̃0, q̃1 fixed while m0, m1
 # vary, which is not what correction.lang_reiczigel_length computes (it re-smooths observed
-# proportions with the given sizes); tests/test_allocation.py checks that the two agree where
+# proportions with the given sizes); tests/core/test_allocation.py checks that the two agree where
 # they describe the same interval.
 # --------------------------------------------------------------------------------------
 

@@ -9,117 +9,49 @@ other and gain a trailing resample axis.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
 from bayesjudge.core._validation import (
+    as_calibration_counts,
     as_count,
     as_subcount,
     broadcast,
     check_alpha,
+    check_design,
     check_resamples,
     check_seed,
-    youden_is_zero,
+    raise_if_not_identified,
 )
-from bayesjudge.warnings import LowJudgeQualityWarning
+from bayesjudge.core.kernels import rogan_gladen_counts
+from bayesjudge.core.resampling import (
+    draw_binomial,
+    percentile_interval,
+    resample_calibration,
+    warn_undefined_replicates,
+)
 
-__all__ = ["bootstrap_difference", "bootstrap_rogan_gladen"]
-
-_DESIGNS = ("stratified", "random")
-
-
-def _check_design(calibration_design) -> str:
-    if calibration_design not in _DESIGNS:
-        raise ValueError(
-            f"calibration_design must be one of {_DESIGNS}; got {calibration_design!r}. Use "
-            f"'stratified' when m0 and m1 were fixed by design (items sampled per human label) "
-            f"and 'random' when calibration items were drawn at random, so m0 and m1 vary."
-        )
-    return calibration_design
+__all__ = ["bootstrap_difference", "bootstrap_rogan_gladen", "rg_replicates"]
 
 
-def _check_resamples(n_resamples) -> int:
-    """At least one resample (the Youden bootstrap of the diagnostics; see check_resamples)."""
-    arr = np.asarray(n_resamples)
-    if (
-        arr.ndim != 0
-        or arr.dtype == bool
-        or not np.issubdtype(arr.dtype, np.number)
-        or not np.isfinite(arr)
-        or arr != np.round(arr)
-        or arr < 1
-    ):
-        raise ValueError(
-            f"n_resamples must be a whole number of at least 1 (e.g. 10_000); got {n_resamples!r}."
-        )
-    return int(arr)
+def rg_replicates(k, n, tn, m0, tp, m1):
+    """Clipped Rogan–Gladen θ of (replicate) counts with the J = 0 policy "0 plus a flag".
 
+    Returns ``(theta, undefined)``: :func:`~bayesjudge.core.kernels.rogan_gladen_counts`
+    clipped to [0, 1], with the placeholder 0 where θ is not identified (Ĵ = 0 exactly, or
+    m0 = 0 / m1 = 0 in the random design) and ``undefined`` flagging those entries; the
+    percentile interval counts them at the ends of the range.
 
-def _calibration_counts(suffix, tn, m0, tp, m1):
-    """Validate one calibration table; both strata must be non-empty."""
-    tn, m0 = as_subcount(f"tn{suffix}", tn, f"m0{suffix}", m0, positive_total=True)
-    tp, m1 = as_subcount(f"tp{suffix}", tp, f"m1{suffix}", m1, positive_total=True)
-    return tn, m0, tp, m1
-
-
-def _rg_from_counts(k, n, tn, m0, tp, m1):
-    """Clipped Rogan–Gladen θ from counts and a mask of where θ is not identified.
-
-    Uses θ = (p + q0 - 1) / J multiplied through by m0·m1, i.e.
-    ``(p·m0·m1 + tn·m1 - m0·m1) / (tn·m1 + tp·m0 - m0·m1)``: the denominator is an exact
-    integer (in float64 while m0·m1 <= 2**52; beyond, the zero test uses Python integers), so
-    J == 0 is detected exactly, and m0 == 0 or
-    m1 == 0 (possible in the random design) also gives a zero denominator because then
-    tn == 0 or tp == 0. Undefined entries get the placeholder 0 and are flagged.
+    Examples
+    --------
+    >>> from bayesjudge.core.bootstrap import rg_replicates
+    >>> theta, undefined = rg_replicates([400, 100], 1000, [70, 5], [100, 10], [90, 5],
+    ...                                  [100, 10])
+    >>> theta.round(4).tolist(), undefined.tolist()
+    ([0.1667, 0.0], [False, True])
     """
-    den = tn * m1 + tp * m0 - m0 * m1
-    undefined = youden_is_zero(tn, m0, tp, m1)
-    num = (k / n) * (m0 * m1) + tn * m1 - m0 * m1
-    theta = np.clip(num / np.where(undefined, 1.0, den), 0.0, 1.0)
-    return np.where(undefined, 0.0, theta), undefined
-
-
-def _raise_if_not_identified(undefined, q0, q1, system=""):
-    if not undefined.any():
-        return
-    where = np.argwhere(undefined)
-    shown = ", ".join(
-        f"{tuple(int(i) for i in pos) if pos.size else '()'}: q0={q0[tuple(pos)]:.6g}, "
-        f"q1={q1[tuple(pos)]:.6g}"
-        for pos in where[:5]
-    )
-    raise ValueError(
-        f"The Rogan-Gladen estimate{system} is not identified where q0 + q1 == 1 (the judge "
-        f"is no better than chance on the calibration set): at position(s) {shown}. Use "
-        f"bayesjudge.core.correction.lang_reiczigel_interval (its smoothed J gives an honest "
-        f"wide interval), label more calibration items, or use a better judge."
-    )
-
-
-def _draw(rng, total, prob, shape):
-    return rng.binomial(total.astype(np.int64)[..., None], prob[..., None], size=shape)
-
-
-def _resample_calibration(rng, tn, m0, tp, m1, n_resamples, calibration_design):
-    """Draw (tn*, m0*, tp*, m1*) with a trailing resample axis, in a fixed order."""
-    shape = (*tn.shape, n_resamples)
-    if calibration_design == "stratified":
-        tn_s = _draw(rng, m0, tn / m0, shape)
-        tp_s = _draw(rng, m1, tp / m1, shape)
-        return (
-            tn_s,
-            np.broadcast_to(m0[..., None], shape),
-            tp_s,
-            np.broadcast_to(m1[..., None], shape),
-        )
-    total = m0 + m1
-    # Cells of the 2x2 calibration table: (human 0, judge 0), (0, 1), (1, 1), (1, 0).
-    shares = np.stack([tn, m0 - tn, tp, m1 - tp], axis=-1) / total[..., None]
-    cells = rng.multinomial(total.astype(np.int64)[..., None], shares[..., None, :], size=shape)
-    tn_s, fp_s, tp_s, fn_s = np.moveaxis(cells, -1, 0)
-    return tn_s, tn_s + fp_s, tp_s, tp_s + fn_s
+    theta, identified = rogan_gladen_counts(k, n, tn, m0, tp, m1, clip=True)
+    return np.where(identified, theta, 0.0), ~identified  # J = 0 policy: 0, flagged
 
 
 def _resample_rogan_gladen(rng, k, n, tn, m0, tp, m1, n_resamples, calibration_design):
@@ -128,11 +60,11 @@ def _resample_rogan_gladen(rng, k, n, tn, m0, tp, m1, n_resamples, calibration_d
     Draw order (relied on by the tests): test counts k*, then the calibration table.
     """
     shape = (*k.shape, n_resamples)
-    k_s = _draw(rng, n, k / n, shape)
-    tn_s, m0_s, tp_s, m1_s = _resample_calibration(
+    k_s = draw_binomial(rng, n, k / n, shape)
+    tn_s, m0_s, tp_s, m1_s = resample_calibration(
         rng, tn, m0, tp, m1, n_resamples, calibration_design
     )
-    return _rg_from_counts(k_s, n[..., None], tn_s, m0_s, tp_s, m1_s)
+    return rg_replicates(k_s, n[..., None], tn_s, m0_s, tp_s, m1_s)
 
 
 def _resample_difference(
@@ -148,48 +80,16 @@ def _resample_difference(
     cells = rng.multinomial(n_total.astype(np.int64)[..., None], shares[..., None, :], size=shape)
     k_a_s = cells[..., 0] + cells[..., 1]
     k_b_s = cells[..., 0] + cells[..., 2]
-    cal_a_s = _resample_calibration(rng, *cal_a, n_resamples, calibration_design)
+    cal_a_s = resample_calibration(rng, *cal_a, n_resamples, calibration_design)
     cal_b_s = (
         cal_a_s
         if shared_calibration
-        else _resample_calibration(rng, *cal_b, n_resamples, calibration_design)
+        else resample_calibration(rng, *cal_b, n_resamples, calibration_design)
     )
     n_s = n_total[..., None]
-    theta_a_s, undefined_a_s = _rg_from_counts(k_a_s, n_s, *cal_a_s)
-    theta_b_s, undefined_b_s = _rg_from_counts(k_b_s, n_s, *cal_b_s)
+    theta_a_s, undefined_a_s = rg_replicates(k_a_s, n_s, *cal_a_s)
+    theta_b_s, undefined_b_s = rg_replicates(k_b_s, n_s, *cal_b_s)
     return theta_a_s - theta_b_s, undefined_a_s | undefined_b_s
-
-
-def _percentile_interval(replicates, undefined, alpha, low_fill, high_fill):
-    """Percentile interval that counts not-identified replicates against the interval.
-
-    Each undefined replicate is set to the smallest possible value for the lower quantile and
-    to the largest for the upper one, so the result bounds the percentile interval obtained
-    with *any* values for them: honest, and wide when they are common.
-    """
-    if not undefined.any():
-        lower, upper = np.quantile(replicates, [alpha / 2.0, 1.0 - alpha / 2.0], axis=-1)
-        return lower, upper
-    lower = np.quantile(np.where(undefined, low_fill, replicates), alpha / 2.0, axis=-1)
-    upper = np.quantile(np.where(undefined, high_fill, replicates), 1.0 - alpha / 2.0, axis=-1)
-    return lower, upper
-
-
-def _warn_undefined(undefined, alpha, what):
-    share = undefined.mean(axis=-1)
-    if not (share > 0).any():
-        return
-    affected = int(np.count_nonzero(share > 0))
-    warnings.warn(
-        f"In {affected} group(s) some bootstrap resamples had q0* + q1* == 1 (or no truly "
-        f"correct / truly incorrect calibration item), so {what} was not identified there "
-        f"(largest share {share.max():.2%}). They were counted at the lower end for the lower "
-        f"limit and at the upper end for the upper limit, so the interval is conservative; "
-        f"where the share exceeds alpha/2 = {alpha / 2:g} it reaches the end of the range. "
-        f"The judge is close to chance or the calibration set is small: label more items.",
-        LowJudgeQualityWarning,
-        stacklevel=3,
-    )
 
 
 def bootstrap_rogan_gladen(
@@ -317,22 +217,23 @@ def bootstrap_rogan_gladen(
     array([0.1667, 0.5   ])
     """
     alpha = check_alpha(alpha)
-    calibration_design = _check_design(calibration_design)
+    calibration_design = check_design(calibration_design)
     random_seed = check_seed(random_seed)
     k, n = as_subcount("k", k, "n", n, positive_total=True)
-    tn, m0, tp, m1 = _calibration_counts("", tn, m0, tp, m1)
+    tn, m0, tp, m1 = as_calibration_counts("", tn, m0, tp, m1)
     k, n, tn, m0, tp, m1 = broadcast(("k", "n", "tn", "m0", "tp", "m1"), k, n, tn, m0, tp, m1)
 
-    estimate, undefined = _rg_from_counts(k, n, tn, m0, tp, m1)
-    _raise_if_not_identified(undefined, tn / m0, tp / m1)
+    # J = 0 policy of the plug-in estimate: raise (replicates: 0 plus a flag, rg_replicates).
+    estimate, undefined = rg_replicates(k, n, tn, m0, tp, m1)
+    raise_if_not_identified(undefined, tn / m0, tp / m1)
     n_resamples = check_resamples(n_resamples, "bootstrap_rogan_gladen", alpha)
 
     rng = np.random.default_rng(random_seed)
     replicates, undefined_s = _resample_rogan_gladen(
         rng, k, n, tn, m0, tp, m1, n_resamples, calibration_design
     )
-    lower, upper = _percentile_interval(replicates, undefined_s, alpha, 0.0, 1.0)
-    _warn_undefined(undefined_s, alpha, "θ")
+    lower, upper = percentile_interval(replicates, undefined_s, alpha, 0.0, 1.0)
+    warn_undefined_replicates(undefined_s, alpha, "θ")
     return EstimateInterval(
         scalar_or_array(estimate), scalar_or_array(lower), scalar_or_array(upper)
     )
@@ -447,7 +348,7 @@ def bootstrap_difference(
     0.0833 [0.0437, 0.1298]
     """
     alpha = check_alpha(alpha)
-    calibration_design = _check_design(calibration_design)
+    calibration_design = check_design(calibration_design)
     random_seed = check_seed(random_seed)
     table = [
         as_count(name, v)
@@ -460,7 +361,7 @@ def bootstrap_difference(
             "n11 + n10 + n01 + n00 (the number of shared test items) must be at least 1 in "
             "every group."
         )
-    cal_a = _calibration_counts("_a", tn_a, m0_a, tp_a, m1_a)
+    cal_a = as_calibration_counts("_a", tn_a, m0_a, tp_a, m1_a)
     b_args = {"tn_b": tn_b, "m0_b": m0_b, "tp_b": tp_b, "m1_b": m1_b}
     given = [name for name, v in b_args.items() if v is not None]
     if shared_calibration:
@@ -478,7 +379,7 @@ def bootstrap_difference(
                 f"System B's calibration counts are missing: {', '.join(missing)}. Pass all of "
                 f"tn_b, m0_b, tp_b, m1_b, or set shared_calibration=True to use A's for both."
             )
-        cal_b = _calibration_counts("_b", tn_b, m0_b, tp_b, m1_b)
+        cal_b = as_calibration_counts("_b", tn_b, m0_b, tp_b, m1_b)
 
     suffix = "_a" if shared_calibration else "_b"
     names = ("n11", "n10", "n01", "n00", "n", "tn_a", "m0_a", "tp_a", "m1_a")
@@ -488,18 +389,19 @@ def bootstrap_difference(
     k_a = table[0] + table[1]
     k_b = table[0] + table[2]
 
-    theta_a, undefined_a = _rg_from_counts(k_a, n_total, *cal_a)
-    theta_b, undefined_b = _rg_from_counts(k_b, n_total, *cal_b)
-    _raise_if_not_identified(undefined_a, cal_a[0] / cal_a[1], cal_a[2] / cal_a[3], " for A")
-    _raise_if_not_identified(undefined_b, cal_b[0] / cal_b[1], cal_b[2] / cal_b[3], " for B")
+    # J = 0 policy of the plug-in estimates: raise (replicates: 0 plus a flag).
+    theta_a, undefined_a = rg_replicates(k_a, n_total, *cal_a)
+    theta_b, undefined_b = rg_replicates(k_b, n_total, *cal_b)
+    raise_if_not_identified(undefined_a, cal_a[0] / cal_a[1], cal_a[2] / cal_a[3], " for A")
+    raise_if_not_identified(undefined_b, cal_b[0] / cal_b[1], cal_b[2] / cal_b[3], " for B")
     n_resamples = check_resamples(n_resamples, "bootstrap_difference", alpha)
 
     rng = np.random.default_rng(random_seed)
     replicates, undefined_s = _resample_difference(
         rng, table, n_total, cal_a, cal_b, shared_calibration, n_resamples, calibration_design
     )
-    lower, upper = _percentile_interval(replicates, undefined_s, alpha, -1.0, 1.0)
-    _warn_undefined(undefined_s, alpha, "θ_A - θ_B")
+    lower, upper = percentile_interval(replicates, undefined_s, alpha, -1.0, 1.0)
+    warn_undefined_replicates(undefined_s, alpha, "θ_A - θ_B")
     return EstimateInterval(
         scalar_or_array(theta_a - theta_b), scalar_or_array(lower), scalar_or_array(upper)
     )

@@ -17,13 +17,15 @@ import numpy as np
 
 from bayesjudge.core._results import Interval, scalar_or_array
 from bayesjudge.core._validation import (
+    LR_MIN_ALPHA,
     as_count,
     as_probability,
     broadcast,
-    check_alpha,
+    check_lr_alpha,
     format_values,
     two_sided_z,
 )
+from bayesjudge.core.kernels import rogan_gladen_ratio
 
 __all__ = [
     "LR_MIN_ALPHA",
@@ -88,9 +90,8 @@ def _pairs(names: str, a: np.ndarray, b: np.ndarray, mask: np.ndarray) -> str:
     return f"{names} = [{shown}{more}]"
 
 
-def _require_identified(q0: np.ndarray, q1: np.ndarray) -> None:
-    """Raise when ``q0 + q1 == 1`` exactly, where θ is not identified by eq. (5)."""
-    bad = q0 + q1 - 1 == 0
+def _require_identified(bad: np.ndarray, q0: np.ndarray, q1: np.ndarray) -> None:
+    """Raise where ``bad`` (``q0 + q1 == 1`` exactly): θ is not identified by eq. (5)."""
     if bad.any():
         raise ValueError(
             f"q0 + q1 == 1{_positions(bad)} ({_pairs('(q0, q1)', q0, q1, bad)}): the judge is "
@@ -109,28 +110,6 @@ def _as_test_size(n) -> np.ndarray:
         checked = as_count("n", np.where(is_inf, 0.0, arr))
         return np.where(is_inf, np.inf, checked)
     return as_count("n", arr)
-
-
-#: Smallest alpha of the Lang-Reiczigel interval (z ≈ 4.89, z² ≈ 23.9). The adjustment adds
-#: z²/2 pseudo-items to the test set and shifts the centre by O(z²/m); below this level those
-#: terms swamp calibration groups of tens of items, and the interval stops widening as alpha
-#: falls (with n = 1000, m0 = m1 = 100 and alpha = 1e-300 it is [0, 0] around θ̂ = 0.17).
-LR_MIN_ALPHA = 1e-6
-
-
-def _lr_alpha(alpha) -> float:
-    """Validate alpha for the Lang-Reiczigel family: as check_alpha, and at least 1e-6."""
-    alpha = check_alpha(alpha)
-    if alpha < LR_MIN_ALPHA:
-        raise ValueError(
-            f"alpha must be at least {LR_MIN_ALPHA:g} for the Lang-Reiczigel interval "
-            f"(lang_reiczigel_interval, estimate(method='lang-reiczigel')); got {alpha:g}. Its "
-            f"adjustment adds z²/2 pseudo-items and shifts the centre by O(z²/m), which for "
-            f"z² = {_z(alpha) ** 2:.3g} swamps calibration sets of usual size: the interval "
-            f"no longer widens as alpha falls (it can collapse to [0, 0]). Use alpha >= "
-            f"{LR_MIN_ALPHA:g}, or method='bootstrap' with n_resamples >= 20 / alpha."
-        )
-    return alpha
 
 
 def _z(alpha: float) -> float:
@@ -235,10 +214,8 @@ def rogan_gladen(p, q0, q1, clip: bool = True):
         as_probability("q0", q0),
         as_probability("q1", q1),
     )
-    _require_identified(q0, q1)
-    th = (p + q0 - 1) / (q0 + q1 - 1)
-    if clip:
-        th = np.clip(th, 0.0, 1.0)
+    th, identified = rogan_gladen_ratio(p, q0, q1, clip=clip)
+    _require_identified(~identified, q0, q1)  # J = 0 policy: raise
     return scalar_or_array(th)
 
 
@@ -292,7 +269,7 @@ def adjusted_estimates(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> AdjustedEst
     >>> print(f"q0~={a.q0:.4f} q1~={a.q1:.4f} theta~={a.theta:.4f} se={a.se:.4f}")
     q0~=0.6980 q1~=0.8960 theta~=0.1656 se=0.0526
     """
-    alpha = _lr_alpha(alpha)
+    alpha = check_lr_alpha(alpha)
     p, q0, q1, n, m0, m1 = _validated(p, q0, q1, n, m0, m1)
     z = _z(alpha)
     p_t, q0_t, q1_t, n_t, m0_t, m1_t, th, dth, se_signed, j_t = _smooth(p, q0, q1, n, m0, m1, z)
@@ -395,7 +372,7 @@ def lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha: float = 0.05) -> Interv
     >>> lang_reiczigel_interval(0.5, 0.5, 0.5, 1000, 50, 50)  # chance-level judge
     Interval(lower=np.float64(0.0), upper=np.float64(1.0))
     """
-    alpha = _lr_alpha(alpha)
+    alpha = check_lr_alpha(alpha)
     p, q0, q1, n, m0, m1 = _validated(p, q0, q1, n, m0, m1)
     z = _z(alpha)
     *_, th, dth, se_signed, j_t = _smooth(p, q0, q1, n, m0, m1, z)
@@ -459,7 +436,7 @@ def lang_reiczigel_length(p, q0, q1, n, m0, m1, alpha: float = 0.05, clip: bool 
     >>> lang_reiczigel_length(0.4, 0.7, 0.9, 1000, [100, 200], [100, 200], clip=True).round(4)
     array([0.2759, 0.2064])
     """
-    alpha = _lr_alpha(alpha)
+    alpha = check_lr_alpha(alpha)
     if clip:
         lower, upper = lang_reiczigel_interval(p, q0, q1, n, m0, m1, alpha)
         return scalar_or_array(np.asarray(upper) - np.asarray(lower))
@@ -523,8 +500,8 @@ def delta_method_variance(p, q0, q1, n, m0, m1):
     m0 = as_count("m0", m0, positive=True)
     m1 = as_count("m1", m1, positive=True)
     p, q0, q1, n, m0, m1 = broadcast(("p", "q0", "q1", "n", "m0", "m1"), p, q0, q1, n, m0, m1)
-    _require_identified(q0, q1)
+    th, identified = rogan_gladen_ratio(p, q0, q1)
+    _require_identified(~identified, q0, q1)  # J = 0 policy: raise
     j = q0 + q1 - 1
-    th = (p + q0 - 1) / j
     var = (p * (1 - p) / n + (1 - th) ** 2 * q0 * (1 - q0) / m0 + th**2 * q1 * (1 - q1) / m1) / j**2
     return scalar_or_array(var)

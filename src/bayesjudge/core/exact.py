@@ -54,10 +54,11 @@ from the flat-prior conditional, kept with probability M(q) / max f_P · π(θ) 
 where rejection keeps under 1 in 1000 proposals (conflicting data, a θ prior far from the
 likelihood) take i.i.d. draws from the exact mixture instead.
 
-Accuracy (tests/test_exact.py): quantiles within 1e-4 of the quadrature of
-``tests/reference_posterior.py``, of the exact mixture (``tests/brute_grid.LatentMixture``)
-and of a brute-force 3-D grid on the cases tested (n ≫ m, rare positives, tiny samples, θ
-near 0 and 1, J near 0, k = 0, k = n, tn = 0, known q, informative priors).
+Accuracy (tests/core/test_exact.py): quantiles within 1e-4 of the quadrature of
+``tests/references/reference_posterior.py``, of the exact mixture
+(``tests/references/brute_grid.LatentMixture``) and of a brute-force 3-D grid on the cases
+tested (n ≫ m, rare positives, tiny samples, θ near 0 and 1, J near 0, k = 0, k = n, tn = 0,
+known q, informative priors).
 Known limitation: a θ prior with 1 < a < 2 (or 1 < b < 2) has an infinite slope at 0 (or 1)
 that the θ grid does not resolve when the posterior has mass there (quantile error 1.0e-3 at
 Beta(1.1, 1.1), 1.1e-4 at Beta(1.5, 1.5), for k/n = 0.4, m = 100; the mixture path is exact).
@@ -84,6 +85,7 @@ __all__ = [
     "exact_marginals",
     "exact_posterior",
     "exact_theta_interval",
+    "hdi",
 ]
 
 _Z_RANGE = 8.5  # normal scores bounding the box that locates the mass (tails ~1e-17)
@@ -1359,7 +1361,7 @@ def exact_theta_interval(
       calibration Beta (a parameter < 10: tp = m1, tn = 0, m0 = 5, …) up to 2·10⁸ states,
       and conflicting groups (as in :func:`exact_marginals`). The weights of X are one
       convolution; quantiles solve the exact CDF by Newton's method. Error ≤ 1e-12 (measured
-      against ``tests/brute_grid.LatentMixture``; tested to 1e-9). Cost: 0.17 ms a group
+      against ``tests/references/brute_grid.LatentMixture``; tested to 1e-9). Cost: 0.17 ms a group
       for n = 300 in a batch, 0.8 ms for one group per call; ~0.1 s for n = 20,000.
     * quadrature (``nodes`` Gauss-Hermite nodes, ``grid`` θ points placed by the density,
       log-cubic CDF cells) for the others: large n with calibration Betas of parameters
@@ -1368,7 +1370,7 @@ def exact_theta_interval(
       per call. Weak calibration beyond 2·10⁸ states (n ≳ 28,000) gets twice the nodes but
       is not accurate: errors up to ~1e-3 (use :func:`exact_draws` or MCMC to check).
 
-    Timings: one idle 16-core machine (``tests/test_exact_interval.py`` documents the
+    Timings: one idle 16-core machine (``tests/core/test_exact_interval.py`` documents the
     accuracy runs).
 
     Parameters
@@ -1776,7 +1778,7 @@ def _pdf(m: Marginal, x: np.ndarray) -> np.ndarray:
     return _hermite_eval(m.grid, m.cdf_values, m.density, j, x, derivative=True)
 
 
-def _hdi(m: Marginal, prob: float, points: int = 17, rounds: int = 8) -> tuple[np.ndarray, ...]:
+def hdi(m: Marginal, prob: float, points: int = 17, rounds: int = 8) -> tuple[np.ndarray, ...]:
     """Highest-density interval (lower, upper) of probability ``prob``, arrays over the groups.
 
     The narrowest interval [Q(α), Q(α + prob)] over α ∈ [0, 1 − prob]: the width at ``points``

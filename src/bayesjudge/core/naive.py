@@ -10,22 +10,11 @@ import numpy as np
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
 from bayesjudge.core._validation import as_subcount, check_alpha, two_sided_z
+from bayesjudge.core.kernels import wilson_limits
 
 __all__ = ["naive"]
 
 _METHODS = ("wilson", "wald")
-
-
-def wilson_limits(k, n, z: float):
-    """Unclipped Wilson score limits for ``k`` successes of ``n`` at normal quantile ``z``.
-
-    Shared by :func:`naive` and the Newcombe intervals of :mod:`bayesjudge.core.youden`;
-    no validation (callers validate).
-    """
-    z2 = z**2
-    centre = (k + z2 / 2) / (n + z2)
-    half = z / (n + z2) * np.sqrt(k * (n - k) / n + z2 / 4)
-    return centre - half, centre + half
 
 
 def naive(k, n, alpha: float = 0.05, method: str = "wilson") -> EstimateInterval:

@@ -16,37 +16,40 @@ from typing import NamedTuple
 
 import numpy as np
 
-from bayesjudge.core._results import scalar_or_array
 from bayesjudge.core._validation import (
+    as_calibration_counts,
     as_count,
     as_probability,
     as_subcount,
     broadcast,
     check_alpha,
+    check_design,
     check_resamples,
     check_seed,
+    raise_if_not_identified,
     youden_is_zero,
 )
-from bayesjudge.core.bootstrap import (
-    _calibration_counts,
-    _check_design,
-    _draw,
-    _percentile_interval,
-    _raise_if_not_identified,
-    _resample_calibration,
-    _rg_from_counts,
-    _warn_undefined,
+from bayesjudge.core.bootstrap import rg_replicates
+from bayesjudge.core.kernels import DeltaDifference, rg_difference_delta
+from bayesjudge.core.resampling import (
+    draw_binomial,
+    percentile_interval,
+    resample_calibration,
+    warn_undefined_replicates,
 )
 
 __all__ = [
     "SHARED_FROM",
     "DeltaDifference",
     "PairedDifference",
+    "adjusted_binomial_variance",
     "naive_difference_bias",
     "pair_cells",
+    "pair_cells_many",
     "paired_bootstrap",
     "rg_difference_se",
     "shared_calibration_bias",
+    "shared_calibration_bias_se",
     "shared_calibration_shift",
     "system_pairs",
 ]
@@ -69,15 +72,6 @@ class PairedDifference(NamedTuple):
     estimate: np.ndarray
     lower: np.ndarray
     upper: np.ndarray
-
-
-class DeltaDifference(NamedTuple):
-    """Delta-method result for ``Δθ = θ_A − θ_B``: estimate, SE and the two variance parts."""
-
-    estimate: np.ndarray
-    se: np.ndarray
-    var_test: np.ndarray
-    var_calibration: np.ndarray
 
 
 def system_pairs(n_systems: int) -> tuple[np.ndarray, np.ndarray]:
@@ -197,7 +191,7 @@ def _calibration(tn, m0, tp, m1, shared_calibration, k_shape):
     Returns ``(cal_draw, cal, shape)``: ``cal`` has shape (..., K); ``cal_draw`` is the same
     (separate tables) or one table per group, shape (...), when shared.
     """
-    cal = np.broadcast_arrays(*_calibration_counts("", tn, m0, tp, m1))
+    cal = np.broadcast_arrays(*as_calibration_counts("", tn, m0, tp, m1))
     cal_shape = (*cal[0].shape, 1) if shared_calibration else cal[0].shape
     try:
         shape = np.broadcast_shapes(k_shape, cal_shape)
@@ -328,7 +322,7 @@ def paired_bootstrap(
     0.0833 [0.0437, 0.1298]
     """
     alpha = check_alpha(alpha)
-    calibration_design = _check_design(calibration_design)
+    calibration_design = check_design(calibration_design)
     random_seed = check_seed(random_seed)
     joint, verdicts, k, n, n_shared, k_shared = _joint_inputs(joint, verdicts, k, n)
     cal_draw, cal, shape = _calibration(tn, m0, tp, m1, shared_calibration, k.shape)
@@ -337,9 +331,10 @@ def paired_bootstrap(
     joint = np.broadcast_to(joint, (*lead, joint.shape[-1]))
     n_shared = np.broadcast_to(n_shared, lead)
 
-    theta, undefined = _rg_from_counts(k, n, *cal)
+    # J = 0 policy of the plug-in estimates: raise (replicates: 0 plus a flag).
+    theta, undefined = rg_replicates(k, n, *cal)
     for s in range(shape[-1]):
-        _raise_if_not_identified(
+        raise_if_not_identified(
             undefined[..., s],
             cal[0][..., s] / cal[1][..., s],
             cal[2][..., s] / cal[3][..., s],
@@ -362,19 +357,19 @@ def paired_bootstrap(
     n_unshared = n - n_shared[..., None]
     if (n_unshared > 0).any():
         rate = (k - k_shared) / np.where(n_unshared > 0, n_unshared, 1.0)
-        k_s = k_s + _draw(rng, n_unshared, rate, (*shape, n_resamples))
+        k_s = k_s + draw_binomial(rng, n_unshared, rate, (*shape, n_resamples))
     if shared_calibration:
-        drawn = _resample_calibration(rng, *cal_draw, n_resamples, calibration_design)
+        drawn = resample_calibration(rng, *cal_draw, n_resamples, calibration_design)
         cal_s = tuple(np.broadcast_to(c[..., None, :], (*shape, n_resamples)) for c in drawn)
     else:
         per_system = [
-            _resample_calibration(
+            resample_calibration(
                 rng, *(c[..., s] for c in cal_draw), n_resamples, calibration_design
             )
             for s in range(n_systems)
         ]
         cal_s = tuple(np.stack([d[i] for d in per_system], axis=-2) for i in range(4))
-    theta_s, undefined_s = _rg_from_counts(k_s, n[..., None], *cal_s)
+    theta_s, undefined_s = rg_replicates(k_s, n[..., None], *cal_s)
     if pairs is None:
         first, second = system_pairs(n_systems)
     else:
@@ -382,8 +377,8 @@ def paired_bootstrap(
         second = np.array([b for _, b in pairs], dtype=np.intp)
     replicates = theta_s[..., first, :] - theta_s[..., second, :]
     undefined_pairs = undefined_s[..., first, :] | undefined_s[..., second, :]
-    lower, upper = _percentile_interval(replicates, undefined_pairs, alpha, -1.0, 1.0)
-    _warn_undefined(undefined_pairs, alpha, "a pairwise θ_a - θ_b")
+    lower, upper = percentile_interval(replicates, undefined_pairs, alpha, -1.0, 1.0)
+    warn_undefined_replicates(undefined_pairs, alpha, "a pairwise θ_a - θ_b")
     return PairedDifference(
         theta=theta,
         first=first,
@@ -512,7 +507,7 @@ def rg_difference_se(
             )
         if (n_x <= 0).any():
             raise ValueError(f"System {name} needs at least one test item (n >= 1).")
-    cal_a = _calibration_counts("_a", tn_a, m0_a, tp_a, m1_a)
+    cal_a = as_calibration_counts("_a", tn_a, m0_a, tp_a, m1_a)
     b_args = {"tn_b": tn_b, "m0_b": m0_b, "tp_b": tp_b, "m1_b": m1_b}
     b_given = [name for name, v in b_args.items() if v is not None]
     if shared_calibration and b_given:
@@ -526,54 +521,53 @@ def rg_difference_se(
             f"System B's calibration counts are missing: {', '.join(missing)}. Pass all of "
             f"tn_b, m0_b, tp_b, m1_b, or set shared_calibration=True."
         )
-    cal_b = cal_a if shared_calibration else _calibration_counts("_b", tn_b, m0_b, tp_b, m1_b)
+    cal_b = cal_a if shared_calibration else as_calibration_counts("_b", tn_b, m0_b, tp_b, m1_b)
 
-    p_a, p_b = k_a / n_a, k_b / n_b
-    safe_s = np.where(n_s > 0, n_s, 1.0)
-    pi11, pi_a, pi_b = table[0] / safe_s, ks_a / safe_s, ks_b / safe_s
-    cov = n_s * (pi11 - pi_a * pi_b) / (n_a * n_b)
-
-    def test_var(k_x, n_x, ks_x, pi_x):
-        u = n_x - n_s
-        rho = (k_x - ks_x) / np.where(u > 0, u, 1.0)
-        return (n_s * pi_x * (1 - pi_x) + u * rho * (1 - rho)) / n_x**2
-
-    var_a, var_b = test_var(k_a, n_a, ks_a, pi_a), test_var(k_b, n_b, ks_b, pi_b)
-
-    def plug_in(cal):
-        tn, m0, tp, m1 = cal
-        q0, q1 = tn / m0, tp / m1
-        return q0, q1, youden_is_zero(tn, m0, tp, m1), q0 + q1 - 1, m0, m1
-
-    q0_a, q1_a, bad_a, j_a, m0a, m1a = plug_in(cal_a)
-    q0_b, q1_b, bad_b, j_b, m0b, m1b = plug_in(cal_b)
-    _raise_if_not_identified(
-        np.atleast_1d(bad_a), np.atleast_1d(q0_a), np.atleast_1d(q1_a), " for A"
-    )
-    _raise_if_not_identified(
-        np.atleast_1d(bad_b), np.atleast_1d(q0_b), np.atleast_1d(q1_b), " for B"
-    )
-    theta_a = (p_a + q0_a - 1) / j_a
-    theta_b = (p_b + q0_b - 1) / j_b
-    if shared_calibration:
-        var_test = (var_a + var_b - 2 * cov) / j_a**2
-        var_cal = (p_a - p_b) ** 2 * (q0_a * (1 - q0_a) / m0a + q1_a * (1 - q1_a) / m1a) / j_a**4
-    else:
-        var_test = var_a / j_a**2 + var_b / j_b**2 - 2 * cov / (j_a * j_b)
-        var_cal = sum(
-            ((1 - t) ** 2 * q0 * (1 - q0) / m0 + t**2 * q1 * (1 - q1) / m1) / j**2
-            for t, q0, q1, m0, m1, j in (
-                (theta_a, q0_a, q1_a, m0a, m1a, j_a),
-                (theta_b, q0_b, q1_b, m0b, m1b, j_b),
-            )
+    # J = 0 policy: raise (the kernel itself returns NaN there).
+    for name, (tn, m0, tp, m1) in (("A", cal_a), ("B", cal_b)):
+        raise_if_not_identified(
+            np.atleast_1d(youden_is_zero(tn, m0, tp, m1)),
+            np.atleast_1d(tn / m0),
+            np.atleast_1d(tp / m1),
+            f" for {name}",
         )
-    var_test = np.maximum(var_test, 0.0)  # round-off only: it is a variance
-    return DeltaDifference(
-        scalar_or_array(theta_a - theta_b),
-        scalar_or_array(np.sqrt(var_test + var_cal)),
-        scalar_or_array(var_test),
-        scalar_or_array(var_cal),
+    return rg_difference_delta(
+        table, (k_a, n_a, k_b, n_b), cal_a, None if shared_calibration else cal_b
     )
+
+
+def pair_cells_many(joint, verdicts, first, second) -> tuple[np.ndarray, ...]:
+    """Return the 2×2 verdict tables ``(n11, n10, n01, n00)`` of many pairs at once.
+
+    :func:`pair_cells` for every pair ``(first[i], second[i])`` in one matrix product each.
+
+    Parameters
+    ----------
+    joint : array_like of int, shape (T, P)
+        Shared items per (group, verdict pattern).
+    verdicts : array_like of {0, 1}, shape (P, K)
+        The verdict pattern of each column of ``joint``.
+    first, second : array_like of int
+        System positions of the pairs.
+
+    Returns
+    -------
+    tuple of numpy.ndarray
+        ``n11, n10, n01, n00``, each of shape (pair, T).
+
+    Examples
+    --------
+    >>> from bayesjudge.core.paired import pair_cells_many
+    >>> joint = [[5, 4, 3, 2, 1, 1, 1, 3]]
+    >>> verdicts = [[1, 1, 1], [1, 1, 0], [1, 0, 1], [1, 0, 0],
+    ...             [0, 1, 1], [0, 1, 0], [0, 0, 1], [0, 0, 0]]
+    >>> [c.tolist() for c in pair_cells_many(joint, verdicts, [0, 1], [2, 2])]
+    [[[8], [6]], [[6], [5]], [[2], [4]], [[4], [5]]]
+    """
+    joint = np.asarray(joint)
+    verdicts = np.asarray(verdicts) == 1
+    a, b = verdicts[:, list(first)], verdicts[:, list(second)]
+    return tuple((joint @ (x & y)).T for x, y in ((a, b), (a, ~b), (~a, b), (~a, ~b)))
 
 
 # ------------------------------------------------------------------------------- bias
@@ -758,3 +752,81 @@ def shared_calibration_shift(theta, q0, q1, q0_c, q1_c):
             j_c != 0, (_p(theta, q0, q1) + q0_c - 1) / np.where(j_c != 0, j_c, 1.0) - theta, np.nan
         )
     return shift[()] if shift.ndim == 0 else shift
+
+
+def adjusted_binomial_variance(x, m):
+    """Binomial variance of x/m at the adjusted proportion (x + 1)/(m + 2) (never 0).
+
+    Examples
+    --------
+    >>> from bayesjudge.core.paired import adjusted_binomial_variance
+    >>> print(f"{adjusted_binomial_variance(0, 10):.4f}")  # q̂ = 0 still carries variance
+    0.0076
+    """
+    p = (x + 1) / (m + 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return p * (1 - p) / m
+
+
+def shared_calibration_bias_se(k, n, tn, m0, tp, m1, pooled, a, b) -> np.ndarray:
+    """Delta-method SE of the App. C bias at the estimates, B̂ = Δθ̂_shared − Δθ̂_own.
+
+    Not validated (the diagnostics' numerics). Inputs are the test proportions p̂_a, p̂_b and
+    every system's q̂0, q̂1 (all enter the pooled q̂_c), treated as independent binomial
+    proportions; their variances use the adjusted proportion (x + 1)/(m + 2), so that a q̂ of
+    0 or 1 still carries variance. The test terms have coefficients 1/Ĵ_c − 1/Ĵ_X, which
+    vanish when the judge is the same on every system; the paired covariance of p̂_a and p̂_b
+    is ignored there.
+
+    Parameters
+    ----------
+    k, n, tn, m0, tp, m1 : numpy.ndarray, shape (K, T)
+        Counts per (system, stratum).
+    pooled : tuple of numpy.ndarray, each shape (T,)
+        ``tn, m0, tp, m1`` of the calibration pooled over systems.
+    a, b : array_like of int
+        System positions of the pairs (bias of θ̂_a − θ̂_b).
+
+    Returns
+    -------
+    numpy.ndarray, shape (pair, T)
+        NaN where a Ĵ is 0 or a system has no test items.
+
+    Notes
+    -----
+    The sum over every system's calibration terms is the same for all pairs except at ``a``
+    and ``b``, so it is computed once and corrected there (linear in the number of pairs).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesjudge.core.paired import shared_calibration_bias_se
+    >>> k, n = np.array([[600.0], [500.0]]), np.full((2, 1), 1000.0)
+    >>> tn, m0 = np.array([[160.0], [120.0]]), np.full((2, 1), 200.0)
+    >>> tp, m1 = np.full((2, 1), 180.0), np.full((2, 1), 200.0)
+    >>> pooled = (tn.sum(0), m0.sum(0), tp.sum(0), m1.sum(0))
+    >>> shared_calibration_bias_se(k, n, tn, m0, tp, m1, pooled, [0], [1]).shape
+    (1, 1)
+    """
+    a, b = np.asarray(a, dtype=int), np.asarray(b, dtype=int)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        q0, q1 = tn / m0, tp / m1
+        j = q0 + q1 - 1
+        theta = (p + q0 - 1) / j
+        q0c, q1c = pooled[0] / pooled[1], pooled[2] / pooled[3]
+        jc = q0c + q1c - 1
+        star = (p + q0c - 1) / jc  # θ̂* with the pooled set, (K, T)
+        d_star = (star[b] - star[a]) / jc  # (pair, T)
+        var = (1 / jc - 1 / j[a]) ** 2 * adjusted_binomial_variance(k[a], n[a])
+        var += (1 / jc - 1 / j[b]) ** 2 * adjusted_binomial_variance(k[b], n[b])
+        c0, c1 = m0 / pooled[1], m1 / pooled[3]  # (K, T)
+        v0, v1 = adjusted_binomial_variance(tn, m0), adjusted_binomial_variance(tp, m1)
+        var += d_star**2 * ((c0**2 * v0).sum(0) + (c1**2 * v1).sum(0))
+        # Systems a and b carry their own θ̂ terms besides the pooled-set term.
+        for x, sign in ((a, -1.0), (b, 1.0)):
+            base0, base1 = c0[x] * d_star, c1[x] * d_star
+            e0, e1 = sign * (1 - theta[x]) / j[x], -sign * theta[x] / j[x]
+            var += ((base0 + e0) ** 2 - base0**2) * v0[x]
+            var += ((base1 + e1) ** 2 - base1**2) * v1[x]
+        return np.sqrt(var)

@@ -21,6 +21,7 @@ from bayesjudge.core._validation import (
     format_values,
     two_sided_z,
 )
+from bayesjudge.core.kernels import youden_numerator
 from bayesjudge.warnings import SmallSampleWarning
 
 __all__ = ["PPIEstimate", "ppi_mean"]
@@ -222,7 +223,7 @@ def ppi_mean(k, n, tn, m0, tp, m1, alpha=0.05, lam=None) -> PPIEstimate:
         # Integer form of Cov_pop(Y, Ŷ) / ((1 + m/n) Var_s(Ŷ_all)), see Notes: exact zero test.
         total = m + n
         total_k = h + k
-        num = (m0 * tp + m1 * tn - m0 * m1) * n * (total - 1)
+        num = youden_numerator(tn, m0, tp, m1) * n * (total - 1)  # Ĵ·m0·m1: exact zero
         den = m * m * total_k * (total - total_k)
         safe = den > 0
         lam_arr = np.clip(np.where(safe, num / np.where(safe, den, 1.0), 0.0), 0.0, 1.0)

@@ -11,25 +11,21 @@ gives Fiedler's percentile bootstrap over the calibration items instead.
 from __future__ import annotations
 
 import numpy as np
-from scipy import stats
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
 from bayesjudge.core._validation import (
     as_count,
     check_alpha,
+    check_design,
     check_not_greater,
+    check_resample_count,
     check_seed,
     format_values,
 )
-from bayesjudge.core.bootstrap import (
-    _check_design,
-    _check_resamples,
-    _percentile_interval,
-    _resample_calibration,
-)
-from bayesjudge.core.naive import wilson_limits
+from bayesjudge.core.kernels import linear_combination_interval
+from bayesjudge.core.resampling import percentile_interval, resample_calibration
 
-__all__ = ["youden", "youden_difference"]
+__all__ = ["simultaneous_differences", "youden", "youden_difference"]
 
 _METHODS = ("wald", "agresti-caffo", "newcombe", "bootstrap")
 
@@ -66,7 +62,7 @@ def _broadcast(props):
 
 def _bootstrap_youden(rng, tn, m0, tp, m1, n_resamples, calibration_design):
     """Replicates of Ĵ* (trailing resample axis) and where they are undefined (m0* or m1* = 0)."""
-    tn_s, m0_s, tp_s, m1_s = _resample_calibration(
+    tn_s, m0_s, tp_s, m1_s = resample_calibration(
         rng, tn, m0, tp, m1, n_resamples, calibration_design
     )
     undefined = (m0_s == 0) | (m1_s == 0)
@@ -76,8 +72,8 @@ def _bootstrap_youden(rng, tn, m0, tp, m1, n_resamples, calibration_design):
 
 def _bootstrap_interval(groups, alpha, n_resamples, random_seed, calibration_design):
     """Percentile bootstrap of J (one calibration set) or ΔJ (two sets, a then b)."""
-    n_resamples = _check_resamples(n_resamples)
-    calibration_design = _check_design(calibration_design)
+    n_resamples = check_resample_count(n_resamples)
+    calibration_design = check_design(calibration_design)
     arrays = _broadcast(groups)
     sets = [arrays[i : i + 4] for i in range(0, len(arrays), 4)]
     rng = np.random.default_rng(check_seed(random_seed))
@@ -89,7 +85,7 @@ def _bootstrap_interval(groups, alpha, n_resamples, random_seed, calibration_des
         reps = sign * j_s if reps is None else reps + sign * j_s
         undefined = und if undefined is None else undefined | und
     bound = float(len(sets))
-    lower, upper = _percentile_interval(reps, undefined, alpha, -bound, bound)
+    lower, upper = percentile_interval(reps, undefined, alpha, -bound, bound)
     return EstimateInterval(
         scalar_or_array(np.asarray(est, dtype=float)),
         scalar_or_array(lower),
@@ -98,42 +94,12 @@ def _bootstrap_interval(groups, alpha, n_resamples, random_seed, calibration_des
 
 
 def _linear_interval(props, signs, offset, alpha, method, bound):
-    """Interval for ``offset + sum(sign * x / m)`` over independent binomial proportions.
+    """Check that the counts broadcast, then compute the interval with the kernel.
 
-    ``props`` is a list of ``(x, m)`` pairs. Returns broadcast ``(estimate, lower, upper)``
-    with the interval clipped to ``[-bound, bound]``.
+    :func:`~bayesjudge.core.kernels.linear_combination_interval`.
     """
-    z = float(stats.norm.isf(alpha / 2))
-    arrays = _broadcast(props)
-    xs, ms = arrays[0::2], arrays[1::2]
-    est = offset + sum(s * x / m for s, x, m in zip(signs, xs, ms, strict=True))
-    if method == "newcombe":
-        # Newcombe's hybrid score (MOVER): combine each proportion's Wilson limits, taking the
-        # lower limit of a term that enters with + and the upper limit of one entering with -.
-        down = np.zeros_like(est)
-        up = np.zeros_like(est)
-        for s, x, m in zip(signs, xs, ms, strict=True):
-            lo, hi = wilson_limits(x, m, z)
-            p = x / m
-            below, above = (p - lo) ** 2, (hi - p) ** 2
-            down += below if s > 0 else above
-            up += above if s > 0 else below
-        lower, upper = est - np.sqrt(down), est + np.sqrt(up)
-    else:
-        add = 1.0 if method == "agresti-caffo" else 0.0
-        centre = np.full_like(est, offset)
-        var = np.zeros_like(est)
-        for s, x, m in zip(signs, xs, ms, strict=True):
-            p = (x + add) / (m + 2 * add)
-            centre += s * p
-            var += p * (1 - p) / (m + 2 * add)
-        half = z * np.sqrt(var)
-        lower, upper = centre - half, centre + half
-    return EstimateInterval(
-        scalar_or_array(est),
-        scalar_or_array(np.clip(lower, -bound, bound)),
-        scalar_or_array(np.clip(upper, -bound, bound)),
-    )
+    _broadcast(props)
+    return linear_combination_interval(props, signs, offset, alpha, method, bound)
 
 
 def youden(
@@ -308,7 +274,8 @@ def youden_difference(
     The bootstrap is Fiedler's interval (Tables 1 and 3). It needs no normal approximation
     but inherits the percentile method's small-sample under-coverage: a proportion observed
     at 0 or 1 is never resampled away from it, so with perfect small groups the interval
-    collapses as Wald's does (see ``tests/test_diagnostics.py`` for its simulated coverage).
+    collapses as Wald's does (see ``tests/estimate/test_diagnostics.py`` for its simulated
+    coverage).
     Replicates with ``m0* = 0`` or ``m1* = 0`` (possible with ``calibration_design="random"``)
     have no J; they are counted at −2 for the lower limit and +2 for the upper one, so the
     interval is conservative rather than silently shorter.
@@ -339,3 +306,53 @@ def youden_difference(
     if method == "bootstrap":
         return _bootstrap_interval(groups, alpha, n_resamples, random_seed, calibration_design)
     return _linear_interval(groups, (1, 1, -1, -1), 0.0, alpha, method, bound=2.0)
+
+
+def simultaneous_differences(tn, m0, tp, m1, first, second, alpha: float, method: str) -> dict:
+    """Δq0, Δq1, ΔJ per (pair, stratum) with Bonferroni-simultaneous intervals.
+
+    The family is every (pair, stratum) of the call and the three contrasts of each:
+    ``3 × pairs × strata`` intervals, each at level ``1 − alpha / (3 × pairs × strata)``, so
+    that with the judge identical on every system all of them cover 0 with probability at
+    least ``1 − alpha`` (Bonferroni; asymptotically, for the closed-form ``method``). The
+    design rule of ``bayesjudge.diagnostics.judge_diagnostics`` uses them.
+
+    Parameters
+    ----------
+    tn, m0, tp, m1 : numpy.ndarray, shape (K, T)
+        Calibration counts per (system, stratum), ``m0, m1 >= 1``.
+    first, second : sequence of int
+        System positions of the pairs (differences first minus second).
+    alpha : float
+        Family-wise level.
+    method : {"newcombe", "agresti-caffo", "wald"}
+        Interval of each contrast (as :func:`youden_difference`).
+
+    Returns
+    -------
+    dict
+        ``delta_q0``, ``delta_q1`` (pair, T), ``delta_q0_ci``, ``delta_q1_ci`` and
+        ``delta_youden_simultaneous_ci`` (pair, T, 2), and ``level`` (each interval's alpha).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesjudge.core.youden import simultaneous_differences
+    >>> tn, m0 = np.array([[160], [120]]), np.full((2, 1), 200)
+    >>> tp, m1 = np.array([[180], [180]]), np.full((2, 1), 200)
+    >>> sim = simultaneous_differences(tn, m0, tp, m1, [0], [1], 0.05, "newcombe")
+    >>> print(f"{sim['delta_q0'].item():.2f}, level {sim['level']:.4f}")
+    0.20, level 0.0167
+    """
+    ia, ib = list(first), list(second)
+    level = alpha / (3 * len(ia) * np.shape(tn)[1])
+    out = {}
+    for name, x, m in (("q0", tn, m0), ("q1", tp, m1)):
+        r = _linear_interval([(x[ia], m[ia]), (x[ib], m[ib])], (1, -1), 0.0, level, method, 1.0)
+        out[f"delta_{name}"] = np.asarray(r.estimate, dtype=float)
+        out[f"delta_{name}_ci"] = np.stack([r.lower, r.upper], axis=-1)
+    cal = (tn, m0, tp, m1)
+    r = youden_difference(*(c[ia] for c in cal), *(c[ib] for c in cal), alpha=level, method=method)
+    out["delta_youden_simultaneous_ci"] = np.stack([r.lower, r.upper], axis=-1)
+    out["level"] = level
+    return out

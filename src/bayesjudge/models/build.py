@@ -16,7 +16,6 @@ correctness patterns and adds the joint verdict counts as a multinomial. The mod
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -25,7 +24,13 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
-from bayesjudge.data import DIMS, JudgeCounts
+from bayesjudge.data import (
+    DIMS,
+    MAX_PAIRED_SYSTEMS,
+    JudgeCounts,
+    pattern_matrix,
+    verdict_patterns,
+)
 from bayesjudge.models.priors import Priors
 from bayesjudge.warnings import BayesJudgeWarning, LowJudgeQualityWarning, SmallSampleWarning
 
@@ -34,6 +39,8 @@ __all__ = [
     "MAX_PAIRED_SYSTEMS",
     "MODELS",
     "ModelSpec",
+    "aggregate_weights",
+    "build_from_config",
     "build_model",
     "model_config",
     "paired_cells",
@@ -41,9 +48,6 @@ __all__ = [
 
 CALIBRATIONS = ("separate", "shared", "hierarchical")
 AGGREGATES = ("test", "dirichlet")
-# The joint model has 2^K latent cells and 2^K verdict patterns per stratum; beyond K = 6 it
-# grows past 64 x 64 and fit_pairwise compares the systems two at a time instead.
-MAX_PAIRED_SYSTEMS = 6
 
 
 @dataclass(frozen=True)
@@ -101,8 +105,39 @@ def _normalise_pool_over(calibration: str, pool_over) -> tuple[str, ...]:
     return tuple(d for d in DIMS if d in items)
 
 
-def _aggregate_weights(counts: JudgeCounts, aggregate) -> tuple[str | None, np.ndarray | None]:
-    """Return (kind, fixed weights of shape (system, stratum), None for Dirichlet or none)."""
+def aggregate_weights(counts: JudgeCounts, aggregate) -> tuple[str | None, np.ndarray | None]:
+    """Return how strata are weighed into ``theta_total``: the kind and the fixed weights.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        The counts the model is built on.
+    aggregate : {"auto", "test", "dirichlet"}, None, mapping or array_like
+        As in :func:`build_model`.
+
+    Returns
+    -------
+    kind : {"test", "dirichlet", "weights"} or None
+        None when there is no ``theta_total`` (``aggregate=None``, or ``"auto"`` with one
+        stratum).
+    weights : numpy.ndarray or None
+        Fixed weights of shape (system, stratum), each row summing to 1; None for
+        ``"dirichlet"`` (weights are a model variable) or no aggregate.
+
+    Raises
+    ------
+    ValueError
+        For an unknown kind, ``"dirichlet"`` with one stratum, ``"test"`` with a system
+        without test items, or weights of the wrong shape, negative or summing to 0.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> counts = bj.JudgeCounts.from_counts(n=[30, 10], k=[20, 5], stratum=["x", "y"])
+    >>> kind, weights = aggregate_weights(counts, "auto")
+    >>> kind, weights.tolist()
+    ('test', [[0.75, 0.25]])
+    """
     n_strata = counts.sizes["stratum"]
     if isinstance(aggregate, str):
         if aggregate == "auto":
@@ -340,7 +375,9 @@ def paired_cells(n_systems: int) -> tuple[list[str], np.ndarray]:
 
     A pattern is a string of "1"/"0" in the systems' order ("10": the first system correct,
     the second incorrect). The same labels serve the latent correctness cells (``cell``) and
-    the judge's verdict patterns (``pattern``) of the paired model.
+    the judge's verdict patterns (``pattern``) of the paired model. They are
+    :func:`bayesjudge.data.verdict_patterns` in ascending order (``"0…0"`` first, the
+    reverse of :attr:`JudgeCounts.joint`'s ``"1…1"`` first), the order of saved fits.
 
     Parameters
     ----------
@@ -362,9 +399,8 @@ def paired_cells(n_systems: int) -> tuple[list[str], np.ndarray]:
     >>> matrix.tolist()
     [[0, 0], [0, 1], [1, 0], [1, 1]]
     """
-    labels = ["".join(bits) for bits in itertools.product("01", repeat=int(n_systems))]
-    matrix = np.array([[int(b) for b in label] for label in labels], dtype=np.int64)
-    return labels, matrix.reshape(len(labels), int(n_systems))
+    labels = verdict_patterns(n_systems, ascending=True)
+    return labels, pattern_matrix(labels, n_systems).astype(np.int64)
 
 
 def joint_counts(counts: JudgeCounts) -> np.ndarray | None:
@@ -568,50 +604,49 @@ def build_model(
     config = model_config(
         calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
     )
-    return _build(counts, config)
+    return build_from_config(counts, config)
 
 
-def _build(counts: JudgeCounts, config: dict) -> pm.Model:
+def build_from_config(counts: JudgeCounts, config: dict) -> pm.Model:
+    """Build the PyMC model of ``counts`` from a checked model configuration.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        The counts.
+    config : dict
+        The model configuration of :func:`model_config` (as stored in a fit:
+        ``calibration``, ``pool_over``, ``priors`` as a dict, ``aggregate``,
+        ``judge_better_than_chance``, ``paired``).
+
+    Returns
+    -------
+    pymc.Model
+        As :func:`build_model`, which checks its options and calls this.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> counts = bj.JudgeCounts.from_counts(n=100, k=60, m0=40, tn=30, m1=60, tp=54)
+    >>> model = build_from_config(counts, model_config())
+    >>> sorted(model.named_vars)[:3]
+    ['k', 'k_observed', 'm0']
+    """
     calibration = config["calibration"]
     pooled = tuple(config["pool_over"])
     priors = Priors.from_dict(config["priors"])
-    agg_kind, agg_weights = _aggregate_weights(counts, config["aggregate"])
+    agg_kind, agg_weights = aggregate_weights(counts, config["aggregate"])
     ds = counts.dataset
 
     shared = counts.calibration_shared_over
-    if calibration == "shared":
-        kept = tuple(d for d in DIMS if d not in pooled)
-    else:
-        kept = DIMS
-        if shared:
-            raise ValueError(
-                f"These counts carry one calibration set shared over {list(shared)} (attached "
-                f"with with_calibration_from or pooled_calibration), but calibration="
-                f"{calibration!r} treats each group's calibration counts as its own data and "
-                f"would count that set once per group. Use calibration='shared' with "
-                f"pool_over={list(shared)}, or give each group its own calibration counts."
-            )
+    kept = _q_dims(calibration, pooled, shared)
     # The calibration data keep every dim along which they are distinct sets, so that the
     # posterior predictive check can see a group whose judge differs from a shared q.
     cal_dims = tuple(d for d in DIMS if d not in shared)
     cal = ds[["m0", "tn", "m1", "tp"]].isel({d: 0 for d in shared}, drop=True)
     # What each q sees; for "shared" this also raises if one shared set would be split.
     seen_by_q = counts.shared_calibration_counts(pooled) if calibration == "shared" else cal
-    for name, hits, total, label in (
-        ("q0", "tn", "m0", "incorrect"),
-        ("q1", "tp", "m1", "correct"),
-    ):
-        value = getattr(priors, name) if priors.known(name) else None
-        if value in (0.0, 1.0):
-            impossible = cal[hits] != (cal[total] if value == 1.0 else 0)
-            if bool(impossible.any()):
-                raise ValueError(
-                    f"Priors fix {name} = {value:g}, so the judge would call every truly "
-                    f"{label} calibration item {label if value == 1.0 else 'the opposite'}; "
-                    f"but {hits} = {cal[hits].values[impossible.values].tolist()} of "
-                    f"{total} = {cal[total].values[impossible.values].tolist()} contradict it. "
-                    f"Use a Beta prior for {name}, or a known value inside (0, 1)."
-                )
+    _check_fixed_q(cal, priors)
     _warn_uncalibrated(seen_by_q, calibration, priors)
     if config["judge_better_than_chance"]:
         _warn_contradicted_constraint(seen_by_q, priors)
@@ -675,6 +710,40 @@ def _build(counts: JudgeCounts, config: dict) -> pm.Model:
         if agg_kind is not None:
             pm.Deterministic("theta_total", (theta * weights).sum(axis=1), dims="system")
     return model
+
+
+def _q_dims(calibration: str, pooled: tuple[str, ...], shared: tuple[str, ...]) -> tuple:
+    """Return the dims of q0, q1; refuse a shared calibration set counted once per group."""
+    if calibration == "shared":
+        return tuple(d for d in DIMS if d not in pooled)
+    if shared:
+        raise ValueError(
+            f"These counts carry one calibration set shared over {list(shared)} (attached "
+            f"with with_calibration_from or pooled_calibration), but calibration="
+            f"{calibration!r} treats each group's calibration counts as its own data and "
+            f"would count that set once per group. Use calibration='shared' with "
+            f"pool_over={list(shared)}, or give each group its own calibration counts."
+        )
+    return DIMS
+
+
+def _check_fixed_q(cal, priors: Priors) -> None:
+    """Refuse a q fixed at 0 or 1 that the calibration counts contradict."""
+    for name, hits, total, label in (
+        ("q0", "tn", "m0", "incorrect"),
+        ("q1", "tp", "m1", "correct"),
+    ):
+        value = getattr(priors, name) if priors.known(name) else None
+        if value in (0.0, 1.0):
+            impossible = cal[hits] != (cal[total] if value == 1.0 else 0)
+            if bool(impossible.any()):
+                raise ValueError(
+                    f"Priors fix {name} = {value:g}, so the judge would call every truly "
+                    f"{label} calibration item {label if value == 1.0 else 'the opposite'}; "
+                    f"but {hits} = {cal[hits].values[impossible.values].tolist()} of "
+                    f"{total} = {cal[total].values[impossible.values].tolist()} contradict it. "
+                    f"Use a Beta prior for {name}, or a known value inside (0, 1)."
+                )
 
 
 def _paired_likelihood(n, k_obs, joint_obs, pi, p, q0_full, q1_full, matrix) -> None:

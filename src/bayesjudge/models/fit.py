@@ -24,18 +24,23 @@ import xarray as xr
 
 from bayesjudge._io import atomic_path, check_output_file
 from bayesjudge._progress import show_progress
+from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit, is_seed
+from bayesjudge.core.exact import Marginal, exact_draws, exact_marginals, hdi
 from bayesjudge.data import DIMS, JudgeCounts
+from bayesjudge.diagnostics import judge_diagnostics
 from bayesjudge.models.build import (
-    _aggregate_weights,
-    _build,
+    aggregate_weights,
+    build_from_config,
     initial_points,
     model_config,
     paired_cells,
     resolve_paired,
 )
 from bayesjudge.models.priors import Priors
+from bayesjudge.plots import plot_ppc
+from bayesjudge.report import write_report
 from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
 
 __all__ = ["Fit", "PosteriorPredictiveCheck", "fit", "fit_pairwise", "load", "prior_predictive"]
@@ -201,7 +206,7 @@ def _model_config(fit_config: dict) -> dict:
 def _structure_key(counts: JudgeCounts, config: dict) -> str:
     # "auto", "test" and explicit weights build the same graph (a stratum_weight data
     # container, or none with one stratum), so they share one compiled model.
-    kind, _ = _aggregate_weights(counts, config["aggregate"])
+    kind, _ = aggregate_weights(counts, config["aggregate"])
     key = {
         "model": {**config, "aggregate": kind if kind in (None, "dirichlet") else "weights"},
         # repr, not str: labels 1 and "1" must not share a compiled model (its coords).
@@ -531,18 +536,40 @@ def fit(
     if method not in METHODS:
         raise ValueError(f"method must be one of {list(METHODS)}; got {method!r}.")
     progressbar = show_progress(progressbar, name="progressbar")
-    if method == "exact" and paired:
+    if method == "exact":
+        return _fit_exact_checked(counts, config, draws=draws, chains=chains,
+                                  random_seed=random_seed)  # fmt: skip
+    settings = _mcmc_settings(
+        sampler,
+        calibration,
+        draws=draws,
+        tune=tune,
+        chains=chains,
+        random_seed=random_seed,
+        target_accept=target_accept,
+    )
+    return _fit_mcmc(counts, config, sampler=sampler, settings=settings, progress=progressbar)
+
+
+def _fit_exact_checked(counts: JudgeCounts, config: dict, *, draws, chains, random_seed):
+    """Check the options of ``method="exact"`` and fit exactly (see :func:`_fit_exact`)."""
+    if config["paired"]:
         raise ValueError(
             "method='exact' integrates the unpaired model group by group; the paired model "
             "(a Dirichlet over the systems' joint correctness, used because these counts carry "
             "a joint verdict table) needs method='mcmc'. Pass paired=False to use the exact "
             "engine without the pairing."
         )
-    if method == "exact":
-        for name, value, low in (("draws", draws, 1), ("chains", chains, 1)):
-            _check_int(name, value, low)
-        return _fit_exact(counts, config, draws=int(draws), chains=int(chains),
-                          random_seed=_check_seed(random_seed))  # fmt: skip
+    for name, value, low in (("draws", draws, 1), ("chains", chains, 1)):
+        _check_int(name, value, low)
+    return _fit_exact(counts, config, draws=int(draws), chains=int(chains),
+                      random_seed=_check_seed(random_seed))  # fmt: skip
+
+
+def _mcmc_settings(
+    sampler: str, calibration: str, *, draws, tune, chains, random_seed, target_accept
+) -> dict:
+    """Check the sampler options of :func:`fit` and return them as sampler settings."""
     if sampler not in SAMPLERS:
         raise ValueError(f"sampler must be one of {list(SAMPLERS)}; got {sampler!r}.")
     for name, value, low in (("draws", draws, 1), ("tune", tune, 0), ("chains", chains, 1)):
@@ -552,35 +579,38 @@ def fit(
     target_accept = check_open_unit(
         "target_accept", target_accept, "e.g. 0.9, or 0.99 after divergences"
     )
-    random_seed = _check_seed(random_seed)
-    model = _build(counts, config)
-    settings = dict(
+    return dict(
         draws=int(draws),
         tune=int(tune),
         chains=int(chains),
-        seed=int(random_seed),
+        seed=int(_check_seed(random_seed)),
         target_accept=target_accept,
     )
+
+
+def _fit_mcmc(counts: JudgeCounts, config: dict, *, sampler: str, settings: dict, progress):
+    """Build the model, sample it and return the checked :class:`Fit` (``method="mcmc"``)."""
+    model = build_from_config(counts, config)
     if sampler == "nutpie":
-        tree = _sample_nutpie(model, counts, config, progress=progressbar, **settings)
+        tree = _sample_nutpie(model, counts, config, progress=progress, **settings)
     else:
         tree = _sample_pymc(
-            model, progress=progressbar, initvals=initial_points(model, config), **settings
+            model, progress=progress, initvals=initial_points(model, config), **settings
         )
     fit_config = {
         **config,
-        "draws": int(draws),
-        "tune": int(tune),
-        "chains": int(chains),
-        "random_seed": int(random_seed),
+        "draws": settings["draws"],
+        "tune": settings["tune"],
+        "chains": settings["chains"],
+        "random_seed": settings["seed"],
         "sampler": sampler,
-        "target_accept": target_accept,
+        "target_accept": settings["target_accept"],
     }
     for name, ds in _observed_tree(model).items():
         tree[name] = xr.DataTree(ds)
     tree["counts"] = xr.DataTree(counts.dataset)
     result = Fit(tree, fit_config, model=model)
-    result.check_sampling(stacklevel=2)
+    result.check_sampling(stacklevel=3)  # the caller of fit
     return result
 
 
@@ -662,8 +692,9 @@ def fit_pairwise(
     >>> import bayesjudge as bj
     >>> from bayesjudge.models.fit import fit_pairwise
     >>> systems = ["a", "b", "c"]
-    >>> frame = bj.simulate_paired_items([0.7, 0.6, 0.5], 0.9, 0.9, n=300, correlation=0.5,
-    ...                                  system=systems, random_seed=5)
+    >>> frame = bj.simulate.simulate_paired_items(
+    ...     [0.7, 0.6, 0.5], 0.9, 0.9, n=300, correlation=0.5, system=systems, random_seed=5
+    ... )
     >>> _, cal = bj.simulate_items([0.7, 0.6, 0.5], 0.9, 0.9, n=1, m0=100, m1=100,
     ...                            system=systems, random_seed=6)
     >>> counts = bj.JudgeCounts.from_frames(frame, cal, system="system", item="item")
@@ -672,6 +703,30 @@ def fit_pairwise(
     (['a - c'], True)
     """
     counts = JudgeCounts(counts)
+    pairs = _checked_pairs(counts, pairs, fit_kwargs)
+    seed = _check_seed(random_seed)
+    seeds = np.random.SeedSequence(seed).generate_state(len(pairs)).tolist()
+    results = [
+        _fit_pair(counts, a, b, int(pair_seed), var=var, ci_prob=ci_prob, fit_kwargs=fit_kwargs)
+        for (a, b), pair_seed in zip(pairs, seeds, strict=True)
+    ]
+    out = xr.concat(results, dim="pair", combine_attrs="drop_conflicts")
+    out.attrs.update(
+        {
+            "ci_prob": ci_prob,
+            "ci_kind": "eti",
+            "var": var,
+            "dim": "system",
+            "method": "pairwise paired model (one 2-system fit per pair)",
+            "random_seed": _attr_seed(seed),
+            "pair_seeds": json.dumps(seeds),
+        }
+    )
+    return out
+
+
+def _checked_pairs(counts: JudgeCounts, pairs, fit_kwargs: dict) -> list[tuple]:
+    """Check the counts, pairs and options of :func:`fit_pairwise`; the pairs as tuples."""
     if "paired" in fit_kwargs:
         raise ValueError("fit_pairwise always fits the paired model; do not pass paired=.")
     if getattr(counts, "joint", None) is None:
@@ -691,41 +746,36 @@ def fit_pairwise(
             )
     if not pairs:
         raise ValueError(f"fit_pairwise needs at least one pair of systems; got {pairs!r}.")
-    seed = _check_seed(random_seed)
-    seeds = np.random.SeedSequence(seed).generate_state(len(pairs)).tolist()
-    results = []
-    for (a, b), pair_seed in zip(pairs, seeds, strict=True):
-        sub = _pair_counts(counts, systems.index(a), systems.index(b))
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            result = fit(sub, paired=True, random_seed=int(pair_seed), **fit_kwargs)
-        for w in caught:
-            message = str(w.message)
-            if issubclass(w.category, BayesJudgeWarning):
-                message = f"pair {a!r} - {b!r} (shown as 'first', 'second'): {message}"
-            warnings.warn(message, w.category, stacklevel=2)
-        compared = result.compare(dim="system", var=var, ci_prob=ci_prob)
-        single = compared["difference"].isel(pair=0, drop=True).to_dataset(name="d")
-        compared["r_hat"] = az.rhat(single)["d"].expand_dims(pair=compared["pair"].values)
-        compared["ess_bulk"] = az.ess(single, method="bulk")["d"].expand_dims(
-            pair=compared["pair"].values
-        )
-        results.append(
-            compared.assign_coords(pair=[f"{a} - {b}"], first=("pair", [a]), second=("pair", [b]))
-        )
-    out = xr.concat(results, dim="pair", combine_attrs="drop_conflicts")
-    out.attrs.update(
-        {
-            "ci_prob": ci_prob,
-            "ci_kind": "eti",
-            "var": var,
-            "dim": "system",
-            "method": "pairwise paired model (one 2-system fit per pair)",
-            "random_seed": _attr_seed(seed),
-            "pair_seeds": json.dumps(seeds),
-        }
+    return pairs
+
+
+def _fit_pair(
+    counts: JudgeCounts, a, b, seed: int, *, var: str, ci_prob: float, fit_kwargs: dict
+) -> xr.Dataset:
+    """Fit the paired model of systems a and b; their difference as one ``pair`` of compare.
+
+    The pair's warnings are re-issued naming the pair, pointing at the caller of
+    :func:`fit_pairwise`.
+    """
+    systems = counts.systems
+    sub = _pair_counts(counts, systems.index(a), systems.index(b))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = fit(sub, paired=True, random_seed=seed, **fit_kwargs)
+    for w in caught:
+        message = str(w.message)
+        if issubclass(w.category, BayesJudgeWarning):
+            message = f"pair {a!r} - {b!r} (shown as 'first', 'second'): {message}"
+        warnings.warn(message, w.category, stacklevel=3)
+    compared = result.compare(dim="system", var=var, ci_prob=ci_prob)
+    single = compared["difference"].isel(pair=0, drop=True).to_dataset(name="d")
+    compared["r_hat"] = az.rhat(single)["d"].expand_dims(pair=compared["pair"].values)
+    compared["ess_bulk"] = az.ess(single, method="bulk")["d"].expand_dims(
+        pair=compared["pair"].values
     )
-    return out
+    return compared.assign_coords(
+        pair=[pair_label(a, b)], first=("pair", [a]), second=("pair", [b])
+    )
 
 
 CALIBRATION_DESIGNS = ("separate", "shared", "hierarchical")
@@ -816,8 +866,6 @@ def compare_designs(
         raise ValueError(
             f"compare_designs compares systems and needs at least 2; got {counts.systems}."
         )
-    from bayesjudge.diagnostics import judge_diagnostics
-
     seed = _check_seed(random_seed)
     design_seeds = np.random.SeedSequence(seed).generate_state(len(designs) + 1).tolist()
     tables = []
@@ -896,13 +944,12 @@ def _exact_unsupported(counts: JudgeCounts, config: dict) -> str | None:
 
 
 def _fit_exact(counts: JudgeCounts, config: dict, *, draws: int, chains: int, random_seed: int):
-    from bayesjudge.core.exact import exact_draws, exact_marginals
-
     reason = _exact_unsupported(counts, config)
     if reason:
         raise ValueError(f"method='exact' is not available here: {reason}")
     priors = Priors.from_dict(config["priors"])
-    model = _build(counts, config)  # validates the counts against the priors; used by ppc()
+    # Validates the counts against the priors; used by ppc().
+    model = build_from_config(counts, config)
     ds = counts.dataset
     data = [ds[v].values for v in ("k", "n", "tn", "m0", "tp", "m1")]
     try:
@@ -923,7 +970,7 @@ def _fit_exact(counts: JudgeCounts, config: dict, *, draws: int, chains: int, ra
     drawn["youden"] = drawn["q0"] + drawn["q1"] - 1
     drawn["p"] = drawn["theta"] * drawn["youden"] + (1 - drawn["q0"])  # θ q1 + (1 − θ)(1 − q0)
     posterior = xr.Dataset({v: (dims, x) for v, x in drawn.items()}, coords=coords)
-    kind, weights = _aggregate_weights(counts, config["aggregate"])
+    kind, weights = aggregate_weights(counts, config["aggregate"])
     if kind is not None:
         w = xr.DataArray(weights, dims=DIMS, coords={d: coords[d] for d in DIMS})
         posterior["theta_total"] = (posterior["theta"] * w).sum("stratum")
@@ -1005,7 +1052,7 @@ def prior_predictive(
     random_seed = _check_seed(random_seed)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesJudgeWarning)  # no data yet: nothing to warn on
-        model = _build(counts, config)
+        model = build_from_config(counts, config)
     priors = Priors.from_dict(config["priors"])
     if config["judge_better_than_chance"] and not (priors.known("q0") or priors.known("q1")):
         prior = _prior_by_mcmc(counts, config, int(draws), random_seed)
@@ -1046,11 +1093,11 @@ def _prior_by_mcmc(counts: JudgeCounts, config: dict, draws: int, seed: int) -> 
     prior; strata weights from the test counts are passed as fixed weights.
     """
     empty = JudgeCounts(counts.dataset.map(np.zeros_like, keep_attrs=True))
-    kind, weights = _aggregate_weights(counts, config["aggregate"])
+    kind, weights = aggregate_weights(counts, config["aggregate"])
     config = {**config, "aggregate": weights.tolist() if weights is not None else kind}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesJudgeWarning)
-        model = _build(empty, config)
+        model = build_from_config(empty, config)
     tree = _sample_nutpie(
         model, empty, config, draws=draws, tune=1000, chains=1, seed=seed, target_accept=0.9,
         progress=False,
@@ -1088,8 +1135,6 @@ class PosteriorPredictiveCheck:
 
     def plot(self, ci_prob: float = 0.95, ax=None):
         """Plot observed against replicated shares (:func:`bayesjudge.plots.plot_ppc`)."""
-        from bayesjudge.plots import plot_ppc
-
         return plot_ppc(self, ci_prob=ci_prob, ax=ax)
 
 
@@ -1178,7 +1223,7 @@ class Fit:
     def model(self) -> pm.Model:
         """The PyMC model (rebuilt from the counts and configuration after :func:`load`)."""
         if self._model is None:
-            self._model = _build(self.counts, _model_config(self.config))
+            self._model = build_from_config(self.counts, _model_config(self.config))
         return self._model
 
     def __repr__(self) -> str:
@@ -1212,8 +1257,6 @@ class Fit:
 
     def _exact_marginal(self, name: str):
         """Return the exact marginal of theta, q0 or q1 (a core.exact.Marginal)."""
-        from bayesjudge.core.exact import Marginal
-
         ds = self.tree["exact"].dataset
         return Marginal(
             grid=ds[f"{name}_grid"].values,
@@ -1223,8 +1266,6 @@ class Fit:
 
     def _exact_stats(self, name: str, ci_prob: float) -> dict[str, xr.DataArray]:
         """Exact mean, sd, median, ETI and HDI of theta, q0 or q1 (DataArrays over the groups)."""
-        from bayesjudge.core.exact import _hdi
-
         m = self._exact_marginal(name)
         probs = np.array([(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2])
         q = m.quantile(probs.reshape(3, 1, 1))
@@ -1239,7 +1280,7 @@ class Fit:
         eti = xr.concat([like(q[0]), like(q[2])], dim="ci_bound").assign_coords(
             ci_bound=["lower", "upper"]
         )
-        hdi = xr.concat([like(b) for b in _hdi(m, ci_prob)], dim="ci_bound").assign_coords(
+        hdi_bounds = xr.concat([like(b) for b in hdi(m, ci_prob)], dim="ci_bound").assign_coords(
             ci_bound=["lower", "upper"]
         )
         first, var = m._moments()  # once for both (mean() and sd() would each integrate)
@@ -1248,7 +1289,7 @@ class Fit:
             "sd": like(np.where(known, 0.0, np.sqrt(var))),
             "median": like(q[1]),
             "eti": eti,
-            "hdi": hdi,
+            "hdi": hdi_bounds,
         }
 
     # ----------------------------------------------------------------- diagnostics
@@ -1493,7 +1534,7 @@ class Fit:
             dim="pair",
         )
         diff = diff.assign_coords(
-            pair=[f"{labels[i]} - {labels[j]}" for i, j in pairs],
+            pair=[pair_label(labels[i], labels[j]) for i, j in pairs],
             first=("pair", [labels[i] for i, _ in pairs]),
             second=("pair", [labels[j] for _, j in pairs]),
         )
@@ -1605,8 +1646,6 @@ class Fit:
         >>> "Rogan–Gladen" in report.to_markdown()
         True
         """
-        from bayesjudge.report import write_report
-
         return write_report(self, out_dir, **options)
 
     def save(self, path) -> Path:

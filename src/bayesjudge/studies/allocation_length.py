@@ -81,6 +81,7 @@ import xarray as xr
 
 from bayesjudge.core.allocation import allocate_calibration
 from bayesjudge.core.correction import lang_reiczigel_interval, lang_reiczigel_length
+from bayesjudge.core.kernels import rogan_gladen_ratio
 from bayesjudge.studies._framework import (
     StudyResult,
     check_grid,
@@ -182,7 +183,8 @@ def _nested_counts(rng, pilot, extra, q):
 
 
 def _theta(p, q0, q1) -> float:
-    return float(np.clip((p + q0 - 1) / (q0 + q1 - 1), 0.0, 1.0))
+    # J = 0 policy: raise, in _check_settings (q0 + q1 > 1 is required of the design).
+    return float(rogan_gladen_ratio(p, q0, q1, clip=True).theta)
 
 
 def _simulate_point(rng, p, m, q0, q1, n, m_pilot, alpha, reps):

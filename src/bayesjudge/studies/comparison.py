@@ -54,7 +54,7 @@ overlap of A's and B's "correct" verdicts under independent item-level verdicts)
 **Intervals for the RG differences.** Fiedler uses the bootstrap throughout (Sec. 4.3, App.
 E.4): test and calibration sets resampled separately, pairs of test items kept together,
 percentile interval. That is ``rg_interval="bootstrap"`` (default), via
-:func:`bayesjudge.bootstrap_difference` with ``calibration_design="random"`` and
+:func:`bayesjudge.core.bootstrap_difference` with ``calibration_design="random"`` and
 ``n_resamples=1000`` per replication (the paper used 10,000 on its case study; 1000 keeps the
 percentile noise well below the Monte Carlo error of coverage). ``rg_interval="delta"`` uses
 the delta method instead: App. B's formula for the shared design and, for separate
@@ -95,9 +95,12 @@ import numpy as np
 import xarray as xr
 from scipy.stats import norm
 
+from bayesjudge._lazy import bayesian
 from bayesjudge.core.bootstrap import bootstrap_difference
+from bayesjudge.core.kernels import rogan_gladen_counts, youden_numerator
 from bayesjudge.core.paired import SHARED_FROM, naive_difference_bias, shared_calibration_bias
 from bayesjudge.core.ppi import ppi_mean
+from bayesjudge.data import JudgeCounts
 from bayesjudge.simulate import simulate_counts
 from bayesjudge.studies._framework import (
     StudyResult,
@@ -216,17 +219,15 @@ def simulate_comparison(theta_a, theta_b, q_a, q_b, n, m, reps, random_seed=None
 def _rg_theta(p, tn, m0, tp, m1):
     """Unclipped Rogan–Gladen θ̂ and Ĵ from counts; NaN where not identified.
 
-    Ĵ = 0 is detected exactly on the integer numerator ``tn·m1 + tp·m0 − m0·m1`` of Ĵ (in
-    floating point ``tn/m0 + tp/m1 − 1`` can be 1e-17 instead of 0); ``m0 = 0`` or
-    ``m1 = 0`` also gives 0 there.
+    The kernel :func:`~bayesjudge.core.kernels.rogan_gladen_counts` (with ``k = p``,
+    ``n = 1``) tests Ĵ = 0 exactly on the integer numerator ``tn·m1 + tp·m0 − m0·m1`` of Ĵ (in
+    floating point ``tn/m0 + tp/m1 − 1`` can be 1e-17 instead of 0); ``m0 = 0`` or ``m1 = 0``
+    is not identified either.
     """
-    den = tn * m1 + tp * m0 - m0 * m1
-    ok = den != 0
+    theta, ok = rogan_gladen_counts(p, 1, tn, m0, tp, m1)  # J = 0 policy: NaN
     with np.errstate(divide="ignore", invalid="ignore"):
         q0, q1 = tn / m0, tp / m1
-        safe = np.where(ok, den, 1)
-        theta = np.where(ok, (p * (m0 * m1) + tn * m1 - m0 * m1) / safe, np.nan)
-        j = np.where(ok, den / np.where(ok, m0 * m1, 1), np.nan)
+        j = np.where(ok, youden_numerator(tn, m0, tp, m1) / np.where(ok, m0 * m1, 1), np.nan)
     return theta, j, q0, q1
 
 
@@ -385,9 +386,8 @@ def _ppi(data, alpha):
 def _bayes(data, bayes_reps, alpha, draws, tune, chains, rng, bar):
     import arviz as az
 
-    from bayesjudge.data import JudgeCounts
-    from bayesjudge.models.fit import ESS_MIN, RHAT_MAX, fit
-
+    models = bayesian("fit")  # imports PyMC, only when the study fits (bayesjudge._lazy)
+    fit, rhat_max, ess_min = models.fit, models.RHAT_MAX, models.ESS_MIN
     reps = data.sizes["rep"]
     res = _Results(reps)
     seeds = rng.integers(0, 2**31 - 1, size=bayes_reps)
@@ -416,9 +416,9 @@ def _bayes(data, bayes_reps, alpha, draws, tune, chains, rng, bar):
         # itself meets the fit's thresholds.
         theta = result.posterior[["theta"]]
         res.theta_ok[i] = bool(
-            (az.rhat(theta)["theta"] <= RHAT_MAX).all()
-            and (az.ess(theta, method="bulk")["theta"] >= ESS_MIN).all()
-            and (az.ess(theta, method="tail")["theta"] >= ESS_MIN).all()
+            (az.rhat(theta)["theta"] <= rhat_max).all()
+            and (az.ess(theta, method="bulk")["theta"] >= ess_min).all()
+            and (az.ess(theta, method="tail")["theta"] >= ess_min).all()
         )
         # compare() gives "A - B"; the estimand is θ_B − θ_A.
         cmp = result.compare("system", "theta", ci_prob=1 - alpha).squeeze()

@@ -63,6 +63,8 @@ import xarray as xr
 from scipy.stats import binom
 
 from bayesjudge.core.correction import lang_reiczigel_interval
+from bayesjudge.core.exact import exact_theta_interval
+from bayesjudge.core.kernels import rogan_gladen_counts, youden_is_zero
 from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.studies._framework import (
@@ -221,6 +223,19 @@ def _quantiles(values, index_lo, index_hi):  # pragma: no cover - compiled
     return _at(part, index_lo), _at(part, index_hi)
 
 
+# The numba twin of core.kernels.rogan_gladen_counts(..., clip=True), for speed only (it runs
+# once per bootstrap replicate inside the compiled resampler). tests/core/test_kernels.py checks
+# that it equals the numpy kernel on a grid of counts that includes J = 0.
+@numba.njit(cache=True, inline="always")
+def _rg_replicate(k, n, tn, m0, tp, m1, mm):  # pragma: no cover - compiled
+    """Clipped Rogan–Gladen θ of one replicate; NaN where tn·m1 + tp·m0 == m0·m1 (J = 0)."""
+    den = tn * m1 + tp * m0 - m0 * m1
+    if den == 0:
+        return np.nan
+    theta = ((k / n) * mm + tn * m1 - mm) / den
+    return min(max(theta, 0.0), 1.0)
+
+
 @numba.njit(nogil=True, cache=True)
 def _bootstrap_kernel(
     k, tn, tp, n, m0, m1, cdf_n, guide_n, cdf_m0, guide_m0, cdf_m1, guide_m1, u,
@@ -239,13 +254,10 @@ def _bootstrap_kernel(
             k_s = _invert(cdf_k, guide_k, u[r, b, 0])
             tn_s = _invert(cdf_0, guide_0, u[r, b, 1])
             tp_s = _invert(cdf_1, guide_1, u[r, b, 2])
-            den = tn_s * m1 + tp_s * m0 - m0 * m1
-            if den == 0:  # q0* + q1* == 1: θ* not identified
-                replicates[b] = np.nan
+            theta = _rg_replicate(k_s, n, tn_s, m0, tp_s, m1, mm)
+            replicates[b] = theta
+            if np.isnan(theta):  # q0* + q1* == 1: θ* not identified
                 undefined += 1
-            else:
-                theta = ((k_s / n) * mm + tn_s * m1 - mm) / den
-                replicates[b] = min(max(theta, 0.0), 1.0)
         if undefined == 0:
             lower[r], upper[r] = _quantiles(replicates, index_lo, index_hi)
         else:  # counted at 0 for the lower limit and at 1 for the upper, as in the core
@@ -357,11 +369,8 @@ def bootstrap_rogan_gladen_many(
 
 def _rogan_gladen_point(k, n, tn, m0, tp, m1):
     """Clipped eq. (5); ½ where q̂0 + q̂1 == 1 exactly (θ not identified)."""
-    den = tn * m1 + tp * m0 - m0 * m1
-    undefined = den == 0
-    num = (k / n) * (m0 * m1) + tn * m1 - m0 * m1
-    theta = np.clip(num / np.where(undefined, 1, den), 0.0, 1.0)
-    return np.where(undefined, 0.5, theta)
+    theta, identified = rogan_gladen_counts(k, n, tn, m0, tp, m1, clip=True)
+    return np.where(identified, theta, 0.5)  # J = 0 policy: ½
 
 
 def _naive(data, alpha, rng, options):
@@ -408,8 +417,6 @@ def _ppi_random(data, alpha, rng, options):
 
 def _exact_bayes_theta(k, n, tn, m0, tp, m1, ci_prob):
     """Adapter to the exact posterior: (median, lower, upper) of θ with flat priors."""
-    from bayesjudge.core.exact import exact_theta_interval
-
     res = exact_theta_interval(k, n, tn, m0, tp, m1, ci_prob=ci_prob)
     return res.median, res.lower, res.upper
 
@@ -447,7 +454,7 @@ def _bayes(data, alpha, rng, options):
 
 def _not_identified(data):
     """Replications with q̂0 + q̂1 == 1 exactly, where the Rogan–Gladen estimate is undefined."""
-    return data["tn"] * data["m1"] + data["tp"] * data["m0"] == data["m0"] * data["m1"]
+    return youden_is_zero(data["tn"], data["m0"], data["tp"], data["m1"])
 
 
 # Estimators whose point estimate is Rogan–Gladen, so undefined where q̂0 + q̂1 == 1.

@@ -57,6 +57,7 @@ import numpy as np
 import xarray as xr
 
 from bayesjudge.core.allocation import human_only_regime, variance_vs_human_only
+from bayesjudge.core.kernels import rogan_gladen_ratio, youden_is_zero
 from bayesjudge.studies._framework import (
     StudyResult,
     check_grid,
@@ -100,14 +101,12 @@ def _simulate_point(rng, theta, q0, q1, m, n, reps):
     tn = rng.binomial(m - big_m1, q0)
     p = theta * q1 + (1 - theta) * (1 - q0)
     p_hat = np.full(reps, p) if n is None else rng.binomial(n, p, reps) / n
-    ok = (big_m1 > 0) & (big_m1 < m)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        q0_hat = tn / (m - big_m1)
-        q1_hat = tp / big_m1
-        j_hat = q0_hat + q1_hat - 1
-        ok &= j_hat != 0
-        judge = (p_hat + q0_hat - 1) / j_hat  # Rogan–Gladen, eq. (5), not clipped
-    return judge[ok], big_m1[ok] / m, int((~ok).sum())
+    # Rogan–Gladen, eq. (5), not clipped; identified: m0, m1 > 0 and Ĵ ≠ 0 (exact on counts).
+    judge, ok = rogan_gladen_ratio(
+        p_hat, tn / np.maximum(m - big_m1, 1), tp / np.maximum(big_m1, 1)
+    )
+    ok &= (big_m1 > 0) & (big_m1 < m) & ~youden_is_zero(tn, m - big_m1, tp, big_m1)
+    return judge[ok], big_m1[ok] / m, int((~ok).sum())  # J = 0 policy: drop (counted)
 
 
 def _variance_and_se(x: np.ndarray) -> tuple[float, float]:

@@ -88,8 +88,13 @@ from collections.abc import Sequence
 import numpy as np
 import xarray as xr
 
+from bayesjudge._lazy import bayesian
 from bayesjudge.core.correction import lang_reiczigel_interval
+from bayesjudge.core.exact import exact_theta_interval
+from bayesjudge.core.kernels import rogan_gladen_counts
 from bayesjudge.core.naive import naive
+from bayesjudge.data import JudgeCounts
+from bayesjudge.datasets import load_llmbar
 from bayesjudge.studies._framework import (
     StudyResult,
     check_number,
@@ -288,14 +293,8 @@ def _counts(data: dict, masks: np.ndarray) -> dict[str, np.ndarray]:
 
 def _rogan_gladen(k, n, tn, m0, tp, m1):
     """Clipped RG estimate, NaN where it is undefined (Ĵ = 0 or an empty calibration class)."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        p = k / n
-        q0 = tn / m0
-        q1 = tp / m1
-        j = q0 + q1 - 1
-        theta = np.clip((p + q0 - 1) / j, 0.0, 1.0)
-    undefined = (m0 == 0) | (m1 == 0) | (tn * m1 + tp * m0 == m0 * m1)
-    return np.where(undefined, np.nan, theta), undefined
+    theta, identified = rogan_gladen_counts(k, n, tn, m0, tp, m1, clip=True)
+    return np.where(identified, theta, np.nan), ~identified  # J = 0 policy: NaN, flagged
 
 
 def _lang_reiczigel(k, n, tn, m0, tp, m1, alpha):
@@ -309,8 +308,6 @@ def _lang_reiczigel(k, n, tn, m0, tp, m1, alpha):
 
 def _exact(k, n, tn, m0, tp, m1, alpha):
     """Exact posterior median and ETI, each distinct count tuple computed once."""
-    from bayesjudge.core.exact import exact_theta_interval
-
     shape = np.shape(k)
     arrays = [np.broadcast_to(a, shape).ravel() for a in (k, n, tn, m0, tp, m1)]
     tuples = np.stack(arrays, axis=1)
@@ -330,9 +327,7 @@ def _exact(k, n, tn, m0, tp, m1, alpha):
 
 def _hierarchical(counts, judges, strata, reps, alpha, draws, tune, chains, seeds, bar):
     """Hierarchical fits of the first ``reps`` replications: median, ETI, warned, diverged."""
-    from bayesjudge.data import JudgeCounts
-    from bayesjudge.models.fit import fit
-
+    fit = bayesian("fit").fit  # imports PyMC, only when the study fits (bayesjudge._lazy)
     shape = (reps, len(judges), len(strata))
     median, lower, upper = (np.full(shape, np.nan) for _ in range(3))
     warned = np.zeros(reps, dtype=bool)
@@ -476,8 +471,6 @@ def run(
     >>> dict(res.table.sizes)["judge"], res.table.attrs["reps"]
     (1, 20)
     """
-    from bayesjudge.datasets import load_llmbar
-
     reps = check_reps(reps)
     random_seed = check_seed(random_seed)
     judges = _check_names("judges", judges, JUDGES, allow_other=True)

@@ -1,0 +1,330 @@
+"""What several commands share: argparse types and options, input and output checks, tables.
+
+Every mistake found here raises :class:`UsageError`, which ``bayesjudge.cli.main`` prints as
+one ``bayesjudge: error:`` line with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge._io import check_output_file as check_writable
+from bayesjudge._progress import show_progress
+from bayesjudge._text import fmt_interval, terminal_safe
+from bayesjudge.data import JudgeCounts, as_frame
+
+#: Files this run has written (each atomically), named in the message after Ctrl-C.
+WRITTEN: list[str] = []
+
+#: Whether this run draws a progress bar (its line is ended before a message after Ctrl-C).
+PROGRESS: list[bool] = []
+
+#: Upper bounds of --draws, --tune, --reps and --chains: far beyond any useful run, below
+#: any overflow or allocation error deep inside numpy or the sampler.
+MAX_STEPS = 100_000_000
+MAX_CHAINS = 1_000
+
+#: Refuse a fit whose posterior draws would take more than this share of the machine's memory.
+MEMORY_SHARE = 0.5
+
+
+class UsageError(Exception):
+    """A mistake in the command line or its input files, reported in one line."""
+
+
+def show_progress_for(args) -> bool:
+    """Resolve ``--progress/--no-progress`` (None: a terminal, not CI or tests) and note it."""
+    shown = show_progress(args.progress)
+    PROGRESS.append(shown)
+    return shown
+
+
+# --- argparse types and options ---------------------------------------------------------------
+
+
+def parse_seed(text: str) -> int:
+    """Parse a random seed: a non-negative integer of any size (argparse type)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = None
+    if value is None or value < 0:
+        raise argparse.ArgumentTypeError(
+            f"must be a non-negative integer (any size), e.g. 1 or 2026; got {text!r}. "
+            "Leave it out to draw one"
+        )
+    return value
+
+
+def parse_whole(example: str):
+    """Return an argparse type for a whole number >= 0 of any size (the library bounds it)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < 0:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number >= 0 written in digits, e.g. {example}; got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def parse_unit(example: str):
+    """Return an argparse type for a probability strictly between 0 and 1."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value < 1:  # NaN fails too
+            raise argparse.ArgumentTypeError(
+                f"must be a number strictly between 0 and 1, e.g. {example}; got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def parse_open_unit(text: str) -> float:
+    """Parse a probability strictly between 0 and 1 (argparse type)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be a number in (0, 1), e.g. 0.95; got {text!r}")
+    return value
+
+
+def parse_int_at_least(low: int, high: int | None = None):
+    """Return an argparse type that accepts an integer >= ``low`` (and <= ``high``)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < low:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {low}; got {text!r}")
+        if high is not None and value > high:
+            raise argparse.ArgumentTypeError(
+                f"must be an integer of at most {high:,}; got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+def add_progress_option(parser: argparse.ArgumentParser, what: str) -> None:
+    """Add ``--progress/--no-progress``: default None, resolved by ``show_progress``."""
+    parser.add_argument(
+        "--progress",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=f"{what} on stderr (default: shown in a terminal, not in CI, pipes or tests)",
+    )
+
+
+def add_table_options(parser: argparse.ArgumentParser) -> None:
+    """Add the options that read item-level test and calibration tables (estimate, fit)."""
+    parser.add_argument("--test", required=True, help="CSV/Parquet of judged test items")
+    parser.add_argument("--calibration", help="CSV/Parquet of human-labelled calibration items")
+    parser.add_argument("--judge", default="judge", help="judge verdict column (default: judge)")
+    parser.add_argument("--human", default="human", help="human label column (default: human)")
+    parser.add_argument("--system", help="column naming the evaluated system")
+    parser.add_argument("--stratum", help="column naming the stratum (task type, length, ...)")
+    parser.add_argument("--positive", help="label value meaning 'correct' if not yes/no, 1/0, ...")
+
+
+# --- input and output checks, before any work --------------------------------------------------
+
+
+def check_input_file(option: str, path) -> None:
+    """Fail before any work unless ``path`` (the value of ``option``) is a readable file."""
+    if path is None or not isinstance(path, str | os.PathLike):
+        return
+    text = os.fspath(path)
+    shown = terminal_safe(text)
+    if not text.strip():
+        raise UsageError(f"{option}: the path is empty; give a CSV or Parquet file.")
+    file = Path(text).expanduser()
+    if file.is_dir():
+        raise UsageError(
+            f"{option} {shown}: is a folder, not a file; give the CSV or Parquet file inside it."
+        )
+    if not file.exists():
+        where = "" if file.is_absolute() else f" in {terminal_safe(os.getcwd())}"
+        raise UsageError(f"{option} {shown}: no such file{where}; check the name and folder.")
+    if not os.access(file, os.R_OK):
+        raise UsageError(f"{option} {shown}: cannot be read (permission denied); check its mode.")
+    if file.is_file() and file.stat().st_size == 0:
+        raise UsageError(
+            f"{option} {shown}: the file is empty; it needs a header row naming the columns "
+            "and one row per item."
+        )
+
+
+def check_output_file(option: str, path) -> Path:
+    """Check before any work that ``path`` (the value of ``option``) can be written; return it.
+
+    An existing file is replaced at the end, atomically: a reader sees the old file or the new
+    one, never half of either. Devices and other special files (``/dev/full``) are refused.
+    """
+    if not str(path).strip():
+        raise UsageError(f"{option}: the path is empty; give a file name such as 'fit.nc'.")
+    file = Path(path).expanduser()
+    try:
+        check_writable(file, what=f"{option} {terminal_safe(path)}")
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    if file.exists() and not file.is_file():
+        raise UsageError(
+            f"{option} {terminal_safe(path)}: exists and is not a regular file (a device, pipe "
+            "or socket); give the path of a file."
+        )
+    return file
+
+
+def check_output_folder(option: str, path) -> Path:
+    """Check before any work that folder ``path`` exists or can be created; return it.
+
+    Nothing is created here: the folder is made when its files are written, at the end (see
+    :func:`bayesjudge.studies._framework.staged_folder`), so that an interrupted or failed run
+    leaves no empty folder behind.
+    """
+    if path is None or not str(path).strip():
+        raise UsageError(
+            f"{option}: the folder name is empty; give a folder, e.g. {option} results "
+            "(use '.' for the current folder)."
+        )
+    shown = terminal_safe(path)
+    folder = Path(path).expanduser()
+    if folder.exists() and not folder.is_dir():
+        raise UsageError(f"{option} {shown}: exists and is not a folder; choose another name.")
+    existing = folder
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise UsageError(
+            f"{option} {shown}: cannot create the folder, because {terminal_safe(existing)} is a "
+            "file; choose another path."
+        )
+    if not os.access(existing, os.W_OK | os.X_OK):
+        where = "the folder" if existing == folder else f"its parent {terminal_safe(existing)}"
+        raise UsageError(
+            f"{option} {shown}: {where} is not writable (permission denied); choose another path."
+        )
+    return folder
+
+
+def physical_memory() -> int | None:
+    """Return the machine's physical memory in bytes, or None where it cannot be read."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # pragma: no cover - not POSIX
+        return None
+
+
+def check_draws_fit_in_memory(args) -> None:
+    """Refuse --draws x --chains that cannot be held in memory, before reading or sampling.
+
+    The posterior keeps about a dozen float64 values per draw and group (θ, q0, q1, J, p,
+    θ_total, sampler statistics); a lower bound with one group is checked here, so that
+    ``--draws 10**12`` fails at once with the fix rather than after minutes or with a crash.
+    """
+    memory = physical_memory()
+    if memory is None:
+        return
+    needed = 12 * 8 * args.draws * args.chains
+    if needed > MEMORY_SHARE * memory:
+        raise UsageError(
+            f"--draws {args.draws} x --chains {args.chains} would keep about "
+            f"{needed / 2**30:,.0f} GiB of posterior draws per group, more than this machine "
+            f"can hold ({memory / 2**30:,.0f} GiB); 1000 to 10000 draws per chain are plenty. "
+            "Lower --draws or --chains."
+        )
+
+
+# --- reading tables -----------------------------------------------------------------------------
+
+
+def read_counts(args) -> JudgeCounts:
+    """Count the --test and --calibration tables with the table options of the command.
+
+    A calibration table without the --system (or --stratum) column is one set that serves
+    every system (stratum): it is counted once and attached to every group, and the models
+    count it once (``JudgeCounts.calibration_shared_over``).
+    """
+    options = {"judge": args.judge, "human": args.human, "positive": args.positive}
+    groups = {"system": args.system, "stratum": args.stratum}
+    item = getattr(args, "item", None)  # only ``report`` reads item ids (joint verdicts)
+    if args.calibration is not None:
+        columns = as_frame(args.calibration, "calibration").collect_schema().names()
+        absent = [dim for dim, col in groups.items() if col is not None and col not in columns]
+        if absent:
+            tests = JudgeCounts.from_frames(args.test, None, **groups, **options, item=item)
+            kept = {dim: None if dim in absent else col for dim, col in groups.items()}
+            calibration = JudgeCounts.from_frames(None, args.calibration, **kept, **options)
+            return tests.with_calibration_from(calibration)
+    return JudgeCounts.from_frames(args.test, args.calibration, **groups, **options, item=item)
+
+
+# --- tables and values for the terminal and JSON ----------------------------------------------
+
+
+def ci_label(alpha: float) -> str:
+    """Return the column name of ``1 - alpha`` intervals, e.g. ``95% interval``."""
+    return f"{100 * (1 - alpha):g}% interval"
+
+
+def intervals(lower, upper) -> list[str]:
+    """Return the table cells ``[lower, upper]`` of paired bounds ("—" where one is NaN)."""
+    return [fmt_interval(a, b) for a, b in zip(lower, upper, strict=True)]
+
+
+def label(value) -> str:
+    """Return a system or stratum name for a terminal table: "—" for none, codes escaped."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return "—"
+    return terminal_safe(value)
+
+
+def jsonable(value):
+    """Return a JSON-ready Python scalar: full float precision, NaN as null."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, float) and np.isnan(value):
+        return None
+    return value
+
+
+def result_frame(result, truth=None) -> pd.DataFrame:
+    """Tidy one row per (system, stratum) from an ``estimate`` Dataset."""
+    rows = []
+    for system in result["system"].values:
+        for stratum in result["stratum"].values:
+            r = result.sel(system=system, stratum=stratum)
+            row = {
+                "system": str(system),
+                "stratum": str(stratum),
+                "estimate": float(r["estimate"]),
+                "lower": float(r["ci"].sel(ci_bound="lower")),
+                "upper": float(r["ci"].sel(ci_bound="upper")),
+                "youden": float(r["youden"]),
+            }
+            if truth is not None:
+                row["truth"] = float(truth.sel(system=system, stratum=stratum))
+            rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,195 @@
+"""``bayesjudge report``: the evaluation report (Markdown + self-contained HTML)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import numpy as np
+
+from bayesjudge._lazy import bayesian
+from bayesjudge._text import terminal_safe
+from bayesjudge.cli._common import (
+    MAX_CHAINS,
+    MAX_STEPS,
+    WRITTEN,
+    UsageError,
+    add_progress_option,
+    add_table_options,
+    check_draws_fit_in_memory,
+    check_input_file,
+    check_output_folder,
+    parse_int_at_least,
+    parse_open_unit,
+    parse_seed,
+    read_counts,
+    show_progress_for,
+)
+from bayesjudge.data import MAX_PAIRED_SYSTEMS
+from bayesjudge.report import write_report
+from bayesjudge.studies._framework import staged_folder
+from bayesjudge.warnings import ConvergenceWarning
+
+
+def add_parser(subparsers) -> None:
+    """Add the ``report`` command to ``subparsers``."""
+    rep = subparsers.add_parser(
+        "report", help="write the evaluation report (Markdown + self-contained HTML)"
+    )
+    add_table_options(rep)
+    rep.add_argument(
+        "--item", help="item id column: systems' verdicts on the same items are paired"
+    )
+    rep.add_argument(
+        "--out",
+        default="bayesjudge-report",
+        help="output folder (default ./bayesjudge-report; created when the report is written; "
+        "files of the same names are replaced)",
+    )
+    rep.add_argument(
+        "--method",
+        default="auto",
+        choices=["auto", "exact", "mcmc", "none"],
+        help="Bayesian fit: auto (default: the paired MCMC model with --item, MCMC for a "
+        "shared or hierarchical design, else exact), exact posterior (fast; separate "
+        "calibration, unpaired), MCMC, or none (closed forms only)",
+    )
+    rep.add_argument(
+        "--calibration-design",
+        default="separate",
+        choices=["separate", "shared", "hierarchical"],
+        help="calibration model of the Bayesian fit (default separate)",
+    )
+    rep.add_argument(
+        "--draws", type=parse_int_at_least(1, MAX_STEPS), default=1000, help="draws per chain"
+    )
+    rep.add_argument(
+        "--tune",
+        type=parse_int_at_least(0, MAX_STEPS),
+        default=1000,
+        help="MCMC tuning steps per chain",
+    )
+    rep.add_argument(
+        "--chains", type=parse_int_at_least(1, MAX_CHAINS), default=4, help="chains (default 4)"
+    )
+    rep.add_argument(
+        "--seed", type=parse_seed, default=None, help="seed of fit and bootstrap (drawn), >= 0"
+    )
+    rep.add_argument(
+        "--ci-prob", type=parse_open_unit, default=0.95, help="interval probability (default 0.95)"
+    )
+    rep.add_argument(
+        "--n-resamples", type=parse_int_at_least(100), default=10_000, help="bootstrap resamples"
+    )
+    rep.add_argument(
+        "--target-width",
+        type=parse_open_unit,
+        default=None,
+        help="desired width of the θ intervals: warn where calibration is too small for it",
+    )
+    add_progress_option(rep, "the MCMC sampler's progress bar")
+    rep.set_defaults(func=run)
+
+
+def run(args) -> int:
+    """Fit (unless --method none), write the report's files to --out and name them."""
+    if args.calibration is None:
+        raise UsageError(
+            "--calibration is required: the report corrects the judge's verdicts with a "
+            "human-labelled calibration table (CSV/Parquet with the --judge and --human columns)."
+        )
+    if args.method == "exact" and args.calibration_design != "separate":
+        raise UsageError(
+            f"--method exact computes the posterior for --calibration-design separate only; "
+            f"use --method mcmc (or auto) for {args.calibration_design!r} calibration."
+        )
+    # Before the fit, so that a bad --out fails at once; the folder is made, with all the
+    # report's files at once, when the report is written.
+    out = check_output_folder("--out", args.out)
+    check_input_file("--test", args.test)
+    check_input_file("--calibration", args.calibration)
+    check_draws_fit_in_memory(args)
+    counts = read_counts(args)
+    seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
+    method, fit_result = _fit(args, counts, seed)
+    options = {
+        "alpha": 1 - args.ci_prob,
+        "random_seed": seed,
+        "n_resamples": args.n_resamples,
+        "target_width": args.target_width,
+    }
+    report = write_report(fit_result if fit_result is not None else counts, None, **options)
+    try:  # all files at once: an interrupted or failed write leaves --out as it was
+        with staged_folder(out) as staging:
+            written = report.save(staging)
+    except OSError as err:
+        where = terminal_safe(err.filename or out)
+        raise UsageError(
+            f"--out {terminal_safe(out)}: cannot write {where} ({err.strerror})."
+        ) from None
+    report.paths = {kind: out / Path(path).name for kind, path in written.items()}
+    WRITTEN.extend(str(path) for path in report.paths.values())
+    if fit_result is None:
+        bayes = "no Bayesian fit"
+    else:
+        paired = "paired" if fit_result.config.get("paired") else "unpaired"
+        bayes = f"Bayesian fit: {method} ({paired}, {args.calibration_design} calibration)"
+    print(
+        f"report: {_plural(counts.sizes['system'], 'system', 'systems')} × "
+        f"{_plural(counts.sizes['stratum'], 'stratum', 'strata')}, "
+        f"{bayes}, {_plural(len(report.diagnoses), 'warning', 'warnings')}, seed {seed} "
+        f"(repeat with --seed {seed})"
+    )
+    markdown, html = (terminal_safe(report.paths[kind]) for kind in ("markdown", "html"))
+    print(f"wrote {markdown} (with {len(report.figures)} PNG figures)")
+    print(f"wrote {html} (self-contained)")
+    return 0
+
+
+def _fit(args, counts, seed: int):
+    """Return the resolved --method and the report's Bayesian fit (None for --method none)."""
+    if args.method == "none":
+        return "none", None
+    method, fit_options = _report_method(args, counts, MAX_PAIRED_SYSTEMS)
+    with warnings.catch_warnings():
+        # The report repeats the sampler's warnings (section 7); print them once.
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        fit_result = bayesian("fit").fit(
+            counts,
+            calibration=args.calibration_design,
+            draws=args.draws,
+            chains=args.chains,
+            random_seed=seed,
+            method=method,
+            **(
+                {"tune": args.tune, "progressbar": show_progress_for(args)}
+                if method == "mcmc"
+                else {}
+            ),
+            **fit_options,
+        )
+    return method, fit_result
+
+
+def _plural(count: int, one: str, many: str) -> str:
+    return f"{count} {one if count == 1 else many}"
+
+
+def _report_method(args, counts, max_paired: int) -> tuple[str, dict]:
+    """Resolve ``bayesjudge report --method``: return (method, extra fit options).
+
+    ``auto`` fits what the data and design call for: the paired MCMC model when the systems'
+    verdicts on shared items are tabulated (``--item``, 2 to ``max_paired`` systems, the
+    models' ``MAX_PAIRED_SYSTEMS``) or MCMC when the calibration design is shared or
+    hierarchical; otherwise the exact posterior.
+    """
+    pairable = counts.has_joint and 2 <= counts.sizes["system"] <= max_paired
+    method = args.method
+    if method == "auto":
+        method = "mcmc" if pairable or args.calibration_design != "separate" else "exact"
+    options = {}
+    if counts.has_joint and (method == "exact" or not pairable):
+        # The exact engine (and the joint model beyond MAX_PAIRED_SYSTEMS) fits the unpaired
+        # model; the report says so in bold and its frequentist Δθ stays paired.
+        options["paired"] = False
+    return method, options

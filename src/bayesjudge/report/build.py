@@ -1,0 +1,309 @@
+"""Building the report: :func:`build_report` computes it, :func:`write_report` also saves it.
+
+The driver of the package: it checks the input, computes the tables
+(:mod:`~bayesjudge.report.tables`), gathers and emits the diagnoses, draws the figures
+(:mod:`~bayesjudge.report.figures`), writes the sections (:mod:`~bayesjudge.report.sections`)
+and returns the :class:`~bayesjudge.report.document.Report`.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge._progress import progress_bar, show_progress
+from bayesjudge.core._validation import check_alpha
+from bayesjudge.data import JudgeCounts
+from bayesjudge.diagnostics import MAX_LISTED, emit_grouped
+from bayesjudge.report import tables as _tables
+from bayesjudge.report.document import Report
+from bayesjudge.report.figures import draw_figures
+from bayesjudge.report.sections import write_sections
+
+__all__ = ["PROGRESS_MIN_SYSTEMS", "build_report", "write_report"]
+
+# A report of fewer systems takes seconds: by default its bar is drawn only from this many on.
+PROGRESS_MIN_SYSTEMS = 30
+
+
+def build_report(
+    counts: JudgeCounts | None = None,
+    *,
+    fit=None,
+    alpha: float = 0.05,
+    comparison_method: str = "bootstrap",
+    n_resamples: int = 10_000,
+    random_seed: int | None = None,
+    target_width: float | None = None,
+    ppc: bool = True,
+    warn: bool = True,
+    title: str = "LLM-as-a-judge evaluation report",
+    progress: bool | None = None,
+) -> Report:
+    """Build the evaluation report of judge counts, with or without a Bayesian fit.
+
+    Parameters
+    ----------
+    counts : JudgeCounts, optional
+        Test and calibration counts (with a joint verdict table when the systems answered
+        the same items). Needed without ``fit``; with a fit, the counts come from
+        ``fit.counts`` (passing other counts is an error).
+    fit : bayesjudge.Fit, optional
+        A Bayesian fit of the counts (MCMC or ``method="exact"``). Without it the report
+        gives the closed forms only and says that the Bayesian parts were not run.
+    alpha : float, default 0.05
+        Every interval has probability ``1 - alpha``: confidence for the closed forms,
+        equal-tailed credible for the posterior.
+    comparison_method : {"bootstrap", "delta"}, default "bootstrap"
+        Frequentist Δθ of :func:`bayesjudge.compare.compare` (paired when the counts carry
+        a joint verdict table).
+    n_resamples : int, default 10000
+        Bootstrap resamples of the frequentist comparison.
+    random_seed : int, optional
+        Seed of the bootstrap and of the posterior predictive draws; drawn (and reported)
+        when None, so every report can be repeated.
+    target_width : float, optional
+        Desired width of the θ intervals; when given, the report warns where the calibration
+        set is too small for it and states the m0, m1 that would achieve it.
+    ppc : bool, default True
+        Run the posterior predictive check (with a fit).
+    warn : bool, default True
+        Also emit every diagnosis as a Python warning (a :class:`BayesJudgeWarning`).
+    title : str
+        The report's title.
+    progress : bool, optional
+        Show a progress bar of the report's steps (tables, comparisons, diagnostics,
+        figures) on stderr. None (default) shows it for reports of 30 systems or more
+        (``PROGRESS_MIN_SYSTEMS``; fewer take seconds), and only in a terminal or a notebook,
+        never in tests or CI (:func:`bayesjudge._progress.show_progress`).
+
+    Returns
+    -------
+    Report
+
+    Raises
+    ------
+    ValueError
+        If neither counts nor a fit is given, the counts differ from ``fit.counts``, or the
+        counts have no calibration items at all.
+
+    Notes
+    -----
+    The sections follow Fiedler's reporting checklist (Sec. 7) — estimand, single-system
+    estimation versus comparison, calibration design and sizes, intervals and the randomness
+    they carry, q0/q1/J with intervals, ΔJ for comparisons, weakened claims where diagnostics
+    indicate trouble — and Lee et al. (report the corrected θ̂ with its interval, not p̂).
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> from bayesjudge.report import build_report
+    >>> counts = bj.simulate_counts([0.6, 0.8], 0.85, 0.9, n=1000, m0=200, m1=200,
+    ...                             system=["a", "b"], random_seed=3)
+    >>> report = build_report(counts, random_seed=1, n_resamples=2000)
+    >>> [s.key for s in report.sections][:3]
+    ['estimand', 'design', 'intervals']
+    >>> report.tables["theta"][["system", "corrected"]].round(3).values.tolist()
+    [['a', 0.612], ['b', 0.804]]
+    """
+    alpha = check_alpha(alpha)
+    ci_prob = 1 - alpha
+    counts = _checked_counts(counts, fit)
+    if random_seed is None:
+        random_seed = int(np.random.default_rng().integers(2**31))
+    shared_systems = "system" in counts.calibration_shared_over
+    n_systems = counts.sizes["system"]
+    collected: list = []  # the estimators' warnings
+    notes: list[str] = []
+
+    bar = _progress_bar(progress, n_systems)
+    _step(bar, "θ and judge tables")
+    tables: dict[str, pd.DataFrame] = {"counts": _tables.counts_table(counts)}
+    tables["theta"] = _tables.theta_table(counts, alpha, fit, ci_prob, collected)
+    tables["judge"] = _tables.judge_table(counts, alpha, fit, ci_prob)
+    if fit is not None:
+        tables.update(_tables.fit_tables(fit, counts, ci_prob, collected))
+    comparison = {
+        "method": comparison_method,
+        "calibration": "shared" if shared_systems else "separate",
+        "alpha": alpha,
+        "n_resamples": n_resamples,
+        "random_seed": random_seed,
+    }
+    freq = None
+    pairs = _tables.shown_pairs(counts, tables["theta"])
+    _step(bar, "comparisons")
+    if n_systems >= 2:
+        tables["theta_difference"], freq = _tables.difference_table(
+            counts, alpha, fit, ci_prob, comparison, collected, pairs
+        )
+        if not shared_systems:
+            tables["youden_difference"] = _tables.youden_difference_table(
+                counts, alpha, fit, ci_prob, pairs
+            )
+    if pairs is not None:
+        tables["all_pairs"] = _tables.all_pairs_table(counts, alpha)
+    _step(bar, "diagnostics")
+    records, diag = _tables.diagnoses(
+        counts, fit, alpha, target_width, random_seed, notes, freq, pairs
+    )
+    recommendation = None if diag is None else diag.attrs.get("recommendation")
+    if diag is not None and "youden_difference" in tables:
+        tables["youden_difference"] = _tables.add_bootstrap_and_bias(
+            tables["youden_difference"], diag
+        )
+    records = _gather_diagnoses(records, collected, warn)
+    tables["diagnoses"] = _tables.diagnoses_table(records)
+
+    check = None
+    _step(bar, "posterior predictive check")
+    if fit is not None and ppc:
+        check = fit.ppc(random_seed=random_seed)
+        tables["ppc"] = _tables.ppc_table(check, ci_prob, counts)
+
+    settings = _tables.reproducibility_settings(
+        counts, fit, alpha, comparison if n_systems >= 2 else None, freq, random_seed,
+        target_width,
+    )  # fmt: skip
+    tables["settings"] = _tables.settings_table(settings)
+    _step(bar, "figures")
+    figures = draw_figures(tables, check, ci_prob)
+    sections = write_sections(
+        counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob
+    )
+    _step(bar, None)
+    return Report(title, sections, tables, figures, records, settings)
+
+
+def _checked_counts(counts, fit) -> JudgeCounts:
+    """Return the counts to report: ``fit.counts`` with a fit; check they can be corrected."""
+    if fit is not None:
+        fitted = fit.counts
+        if counts is not None and not JudgeCounts(counts).dataset.equals(fitted.dataset):
+            raise ValueError(
+                "counts differ from fit.counts; pass only fit= (the report uses the fitted "
+                "counts) or refit the model to these counts."
+            )
+        counts = fitted
+    if counts is None:
+        raise ValueError("Pass counts, a fit, or both: the report needs data to describe.")
+    counts = JudgeCounts(counts)
+    ds = counts.dataset
+    if int(ds["m0"].sum() + ds["m1"].sum()) == 0:
+        raise ValueError(
+            "The counts have no calibration items, so q0, q1 and the corrected θ cannot be "
+            "estimated; add a human-labelled calibration table."
+        )
+    return counts
+
+
+def _gather_diagnoses(records: list, collected: list, warn: bool) -> list:
+    """Return check_comparison's records and the estimators' warnings as one list.
+
+    With ``warn``, emit them: one warning per kind (a report of many systems must not flood
+    the terminal). A low-J warning of the estimators is dropped when check_comparison reports
+    low J itself, with the 1/J amplification.
+    """
+    codes = {getattr(r, "code", "") for r in records}
+    if warn:
+        emit_grouped(records, stacklevel=3, total="every case is in section 7 of the report")
+    estimator_warnings = []
+    for w in collected:
+        category = w.category.__name__
+        if category == "LowJudgeQualityWarning" and "low_j" in codes:
+            continue
+        records.append(_tables._Record(category, "warning", str(w.message)))
+        estimator_warnings.append(w)
+    if warn:
+        _emit_estimator_warnings(estimator_warnings)
+    return records
+
+
+def _emit_estimator_warnings(caught) -> None:
+    """Re-emit the estimators' warnings, one per category and distinct message count.
+
+    One message as it is; several of a category as one warning that shows the first
+    :data:`~bayesjudge.diagnostics.MAX_LISTED` and says how many more are in the report.
+    """
+    by_category: dict = {}
+    for w in caught:
+        by_category.setdefault(w.category, [])
+        if str(w.message) not in by_category[w.category]:
+            by_category[w.category].append(str(w.message))
+    for category, messages in by_category.items():
+        if len(messages) == 1:
+            warnings.warn(messages[0], category, stacklevel=4)
+            continue
+        more = len(messages) - MAX_LISTED
+        text = f"{len(messages)} warnings of this kind from the estimators: " + " | ".join(
+            messages[:MAX_LISTED]
+        )
+        if more > 0:
+            text += f" | and {more} more (every one is in section 7 of the report)."
+        warnings.warn(text, category, stacklevel=4)
+
+
+def _progress_bar(progress, n_systems: int):
+    """Return a plain-text bar over the report's five steps, or None when none is shown."""
+    if not show_progress(progress) or (progress is None and n_systems < PROGRESS_MIN_SYSTEMS):
+        return None
+    bar = progress_bar(5, f"report of {n_systems} systems")
+    bar.steps = 0
+    return bar
+
+
+def _step(bar, what: str | None) -> None:
+    """Mark the previous step done on the bar (all of them when ``what`` is None)."""
+    if bar is None:
+        return
+    if what is None:
+        bar.update(bar.total - bar.done)
+        return
+    if bar.steps:
+        bar.update(1)
+    bar.steps += 1
+    bar.desc = f"{bar.desc.split(':')[0]}: {what}"
+
+
+def write_report(source, out_dir=None, **options) -> Report:
+    """Build the report of a fit or of counts and, when ``out_dir`` is given, save it there.
+
+    Parameters
+    ----------
+    source : bayesjudge.Fit or JudgeCounts
+        A Bayesian fit (its counts are used) or counts (closed forms only).
+    out_dir : str or path-like, optional
+        Folder for ``report.md``, its PNGs and ``report.html``; nothing is written when None.
+    **options
+        Passed to :func:`build_report` (``alpha``, ``random_seed``, ``target_width``, ...).
+
+    Returns
+    -------
+    Report
+        With the written paths in ``report.paths`` (empty when ``out_dir`` is None).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import bayesjudge as bj
+    >>> from bayesjudge.report import write_report
+    >>> counts = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     report = write_report(counts, folder, random_seed=1)
+    ...     sorted(p.name for p in report.paths.values())
+    ['judge.png', 'report.html', 'report.md', 'theta_forest.png']
+    """
+    if isinstance(source, JudgeCounts):
+        report = build_report(source, **options)
+    elif hasattr(source, "posterior") and hasattr(source, "counts"):
+        # A Fit, recognised by what the report uses: importing bayesjudge.models.fit to test
+        # isinstance would import PyMC, which a report of counts must not pay for.
+        report = build_report(fit=source, **options)
+    else:
+        raise TypeError(
+            f"source must be a bayesjudge.Fit or JudgeCounts; got {type(source).__name__}."
+        )
+    report.paths = report.save(out_dir) if out_dir is not None else {}
+    return report

@@ -1,0 +1,502 @@
+"""The report's sections: one function per section writes its text, tables and figures.
+
+:func:`write_sections` is the driver: it lists the sections in the order of
+:data:`~bayesjudge.report.document.SECTIONS` and hands each a :class:`_Context` of the numbers
+already computed (tables, figures, diagnoses, settings). The section functions only write
+words around those numbers; they compute nothing beyond sums and counts of the tables.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pandas as pd
+
+from bayesjudge.data import MAX_PAIRED_SYSTEMS
+from bayesjudge.estimate import LOW_J_THRESHOLD
+from bayesjudge.report.document import SECTIONS, Plain, ReportSection
+from bayesjudge.report.tables import diagnosis_level
+
+__all__ = ["write_sections"]
+
+#: A warning code with more records than this is summarised: its first message in full, then
+#: one table row per record with its numbers (keeps a report of many systems readable).
+_MAX_BULLETS_PER_CODE = 3
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the sections describe: the counts, the fit and the numbers computed from them."""
+
+    counts: object
+    fit: object
+    tables: dict
+    figures: dict
+    records: list
+    recommendation: str | None
+    notes: list
+    settings: dict
+    ci_prob: float
+
+    @property
+    def pct(self) -> str:
+        """The interval probability as text, ``"95%"``."""
+        return f"{100 * self.ci_prob:g}%"
+
+    @property
+    def n_systems(self) -> int:
+        return self.counts.sizes["system"]
+
+    @property
+    def n_strata(self) -> int:
+        return self.counts.sizes["stratum"]
+
+    @property
+    def shared(self):
+        """The dims the calibration is shared over (empty: system-specific calibration)."""
+        return self.counts.calibration_shared_over
+
+    @property
+    def has_joint(self) -> bool:
+        """Whether the counts carry a joint verdict table (paired design)."""
+        return bool(getattr(self.counts, "has_joint", False))
+
+    @property
+    def bayes(self) -> bool:
+        """Whether a Bayesian fit was given."""
+        return self.fit is not None
+
+
+def write_sections(
+    counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob
+) -> list[ReportSection]:
+    """Return the report's sections, in the order of :data:`SECTIONS`.
+
+    The warnings section adds a table ``warnings_<code>`` to ``tables`` for each warning code
+    with many records.
+    """
+    c = _Context(counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob)
+    writers = {
+        "estimand": _write_estimand,
+        "design": _write_design,
+        "intervals": _write_intervals,
+        "accuracy": _write_accuracy,
+        "judge": _write_judge,
+        "comparisons": _write_comparisons,
+        "warnings": _write_warnings,
+        "checks": _write_checks,
+        "reproducibility": _write_reproducibility,
+    }
+    sections = []
+    for key, title in SECTIONS.items():
+        section = ReportSection(key, title)
+        writers[key](section, c)
+        sections.append(section)
+    return sections
+
+
+def _write_estimand(s: ReportSection, c: _Context) -> None:
+    """1. The estimand θ, that it is corrected, and single-system estimation or comparison."""
+    s.text(
+        "The estimand is **θ, the true accuracy**: the probability that a system's answer to an "
+        "item drawn like the test items is truly correct (as a human would label it), per system"
+        + (" and stratum" if c.n_strata > 1 else "")
+        + " — the share of correct answers in the population the test items were sampled from, "
+        "not only in this test set (so the intervals carry test-set sampling). The LLM "
+        "judge's share of items judged correct, p̂ = k/n, is **not** θ: it "
+        "estimates p = θ·q1 + (1 − θ)(1 − q0), where q0 (specificity) = P(judged incorrect | "
+        "truly incorrect) and q1 (sensitivity) = P(judged correct | truly correct). p̂ is "
+        "biased towards 1 − q0 for weak systems and towards q1 for strong ones."
+    )
+    s.text(
+        "**All θ estimates below are corrected** for the judge's errors, which are estimated "
+        "from a human-labelled calibration set; p̂ is shown only for reference."
+        + (
+            f" This report covers {c.n_systems} systems: besides each system's θ (single-system "
+            "estimation), it compares them (differences Δθ = θ_a − θ_b), which needs a "
+            "calibration design that keeps the judge's errors comparable across systems."
+            if c.n_systems > 1
+            else " This is single-system estimation; there is nothing to compare."
+        )
+    )
+
+
+def _write_design(s: ReportSection, c: _Context) -> None:
+    """2. The calibration design (shared or per system), the sizes, pairing of test items."""
+    n_cal = int(c.counts.dataset["m0"].sum() + c.counts.dataset["m1"].sum())
+    if c.shared:
+        design = (
+            f"**Shared calibration**: one calibration set serves every {' and '.join(c.shared)} "
+            "label (the same human-labelled items correct all of them). Shared calibration "
+            "assumes the judge errs alike on every system (ΔJ = 0); it cannot be checked from "
+            "a shared set itself and needs justification (Fiedler Sec. 7, App. C)."
+        )
+        if "system" in c.shared:
+            cal = c.counts.shared_calibration_counts(list(c.shared))
+            n_cal = int(cal["m0"].sum() + cal["m1"].sum())
+    else:
+        design = (
+            "**System-specific calibration**: every (system, stratum) group has its own "
+            "human-labelled calibration items, so the judge's q0, q1 are estimated separately "
+            "for each and ΔJ can be checked."
+        )
+    s.text(design)
+    if c.bayes and c.fit.config["calibration"] != "separate":
+        pooled = c.fit.config.get("pool_over") or ["system", "stratum"]
+        s.text(
+            f"The Bayesian model uses **{c.fit.config['calibration']} calibration** pooled over "
+            f"{', '.join(pooled)}: "
+            + (
+                "one q0, q1 for all groups along those dims."
+                if c.fit.config["calibration"] == "shared"
+                else "each group's q0, q1 drawn from a common population (partial pooling), "
+                "whose spread σ is estimated."
+            )
+            + " The closed forms use each group's calibration counts as given."
+        )
+    test_items = int(c.counts.dataset["n"].sum())
+    s.text(
+        f"Sizes: {test_items} judged test items and {n_cal} human-labelled calibration items "
+        f"in all; per group (m0 truly incorrect and m1 truly correct calibration items, tn and "
+        f"tp of them judged right):"
+    )
+    s.table("counts", "Counts per system and stratum: n test items, k judged correct, p̂ = k/n; "
+            "calibration m0, tn, m1, tp.")  # fmt: skip
+    if c.n_systems > 1:
+        if c.has_joint:
+            joint = c.counts.joint
+            per_stratum = joint.sum("pattern")
+            items = ", ".join(
+                f"{int(v)} in stratum {st}" if c.n_strata > 1 else f"{int(v)}"
+                for st, v in zip(per_stratum["stratum"].values, per_stratum.values, strict=True)
+            )
+            s.text([
+                "**Paired design**: the systems answered shared items (",
+                Plain(items),
+                " items answered "
+                "by every system), and the joint verdict table is used: comparisons resample "
+                "items, keeping each item's verdicts together (Fiedler App. B)"
+                + "."
+                + (
+                    ""
+                    if not c.bayes
+                    else " The Bayesian model is the paired one (latent joint correctness)."
+                    if c.fit.config.get("paired")
+                    else " The Bayesian model is **unpaired** (it treats the systems' test "
+                    "items as independent, so its Δθ intervals ignore the pairing and are "
+                    "wider when correctness is positively correlated); fit with "
+                    "method='mcmc' (`bayesjudge report --method mcmc`) for the paired model"
+                    + (
+                        ", or use bayesjudge.fit_pairwise: the joint model takes at most "
+                        f"{MAX_PAIRED_SYSTEMS} systems"
+                        if c.n_systems > MAX_PAIRED_SYSTEMS
+                        else ""
+                    )
+                    + "."
+                ),
+            ])  # fmt: skip
+        else:
+            s.text(
+                "**Unpaired design**: no item ids link the systems' test items (no joint verdict "
+                "table), so comparisons treat the systems' test sets as independent. If the "
+                "systems answered the same items, give the item column (`--item`) — pairing "
+                "narrows Δθ intervals when correctness is correlated."
+            )
+
+
+def _write_intervals(s: ReportSection, c: _Context) -> None:
+    """3. Which estimator gives each interval and which randomness it carries."""
+    s.text(f"Every interval has probability {c.pct}.")
+    items = [
+        "**naive p̂ with Wilson interval**: carries test-set sampling only, and is an interval "
+        "for p, not θ — its coverage of θ can be near 0.",
+        "**Rogan–Gladen θ̂ = (p̂ + q̂0 − 1)/(q̂0 + q̂1 − 1) with the Lang–Reiczigel interval** "
+        "(Lee et al. eqs. 5–8; clipped to [0, 1]): a confidence interval that carries "
+        "test-set sampling (n) and calibration sampling (m0, m1).",
+        "**q0, q1 with Wilson intervals; J and ΔJ with Newcombe's hybrid score interval**: carry "
+        "calibration sampling only (the diagnostic question is how well the judge is known).",
+    ]
+    if c.n_systems > 1:
+        items.append(
+            "**Frequentist Δθ** "
+            f"(`{c.settings.get('frequentist comparison', 'bayesjudge.compare: not run')}`): "
+            + (
+                (
+                    "a paired bootstrap that resamples items (keeping each item's verdicts on "
+                    "all systems together) and the calibration sets"
+                    if c.has_joint
+                    else "a bootstrap that resamples each system's test set and the "
+                    "calibration sets independently"
+                )
+                if c.settings.get("frequentist method") == "bootstrap"
+                else "a normal interval with Fiedler's delta-method standard error (App. B), "
+                "which carries test-set and calibration sampling"
+                + (" and the pairing of verdicts on shared items" if c.has_joint else "")
+            )
+            + (
+                "; with shared calibration the common calibration draw enters both systems."
+                if "system" in c.shared
+                else "."
+            )
+        )
+    if c.bayes:
+        items.append(
+            "**Bayesian posterior** (`bayesjudge.fit`, "
+            f"{c.settings['Bayesian fit']}): equal-tailed credible intervals (ETI) given the test "
+            "and calibration counts and the priors; they carry the uncertainty of the test "
+            "share and of q0, q1 (and, for hierarchical calibration, of the population of "
+            "judges). Differences are taken draw by draw, so they keep the posterior "
+            "correlation of the two systems; P(θ_a > θ_b) is the posterior share of draws with "
+            "θ_a > θ_b."
+        )
+    else:
+        items.append(
+            "**Bayesian parts were not run** (no fit given): no posterior θ, no P(θ_a > θ_b), "
+            "no posterior predictive check. Run `bayesjudge report --method exact` (or mcmc), "
+            "or pass `fit=bj.fit(counts, ...)`."
+        )
+    items.append(
+        "No interval here carries repeated judge runs (one verdict per item) or the choice of "
+        "which items were labelled beyond random sampling; they assume the calibration items "
+        "are representative of the test items given their truth."
+    )
+    s.bullets(items)
+
+
+def _write_accuracy(s: ReportSection, c: _Context) -> None:
+    """4. θ per system and stratum (and θ_total), with the forest plot."""
+    s.table(
+        "theta",
+        "θ per system and stratum: naive p̂ (for reference), corrected θ̂ and, if run, the "
+        f"Bayesian posterior mean; {c.pct} intervals in brackets.",
+    )
+    if "theta_total" in c.tables:
+        s.table(
+            "theta_total",
+            f"Bayesian θ_total per system over all strata (strata weighted as configured: "
+            f"{c.fit.config.get('aggregate')}); {c.pct} ETI.",
+        )
+    s.figure(
+        "theta_forest",
+        f"Forest plot of θ per system{' and stratum' if c.n_strata > 1 else ''}: naive p̂ "
+        f"(grey; an estimate of p, not θ), Lang–Reiczigel (blue) and Bayesian (orange), "
+        f"{c.pct} intervals.",
+    )
+
+
+def _write_judge(s: ReportSection, c: _Context) -> None:
+    """5. The judge's q0, q1 and J with intervals (and the calibration scales σ)."""
+    s.text(
+        "J = q0 + q1 − 1 (Youden's index) measures how well the judge separates correct from "
+        "incorrect answers; the correction divides by J, so every error of θ̂ is amplified by "
+        f"about 1/|J|. J = 0 is a judge no better than chance, and J < 0 one that is worse (it "
+        "calls truly incorrect answers correct more often than truly correct ones: check that "
+        "the labels, e.g. `--positive`, are not swapped); for 0 < J < "
+        f"{LOW_J_THRESHOLD:g} the amplification exceeds 5×."
+    )
+    s.table("judge", f"Judge quality per system and stratum with {c.pct} intervals "
+            "(closed form: Wilson for q0, q1, Newcombe for J; Bayesian: ETI).")  # fmt: skip
+    if "calibration_scale" in c.tables:
+        s.text(
+            "Hierarchical calibration: σ is the spread of the groups' logit q0 and logit q1 "
+            "around their population mean. σ near 0 says the judge behaves alike across the "
+            "pooled groups (sharing would be defensible); a large σ says it does not."
+        )
+        s.table("calibration_scale", f"Posterior of the calibration scales σ: mean [{c.pct} ETI].")
+    s.figure("judge", f"Judge diagnostics: q0, q1 and J per group with {c.pct} intervals; the "
+             "dashed line marks J = 0, the dotted one J = 0.2.")  # fmt: skip
+
+
+def _write_comparisons(s: ReportSection, c: _Context) -> None:
+    """6. Δθ and ΔJ per pair, and the calibration design the diagnostics recommend."""
+    if c.n_systems < 2:
+        s.text("One system: there are no comparisons.")
+        return
+    paired_note = (
+        " The frequentist Δθ is paired (items resampled with all their verdicts)."
+        if c.has_joint
+        else ""
+    ) + (
+        (
+            " The Bayesian Δθ is from the paired model."
+            if c.fit.config.get("paired")
+            else " The Bayesian Δθ is from the unpaired model."
+        )
+        if c.bayes and c.has_joint
+        else ""
+    )
+    if "comparison" in c.tables["theta_difference"]:
+        s.text(
+            f"**{c.n_systems} systems** make {c.n_systems * (c.n_systems - 1) // 2} pairs; the "
+            "tables and figures compare each system with the best one (by corrected θ̂, "
+            "averaged over strata) and with its neighbour in rank "
+            f"({2 * c.n_systems - 3} pairs, column `comparison`): how far each is from the "
+            "best, and whether each step of the ranking is decided. The closed-form Δθ "
+            "(delta method, with P(θ_a > θ_b)) and ΔJ (Newcombe) of every pair are in "
+            "`comparisons_all_pairs.csv` beside the report."
+        )
+    s.table(
+        "theta_difference",
+        f"Δθ = θ_a − θ_b per pair and stratum with {c.pct} intervals"
+        + (
+            "; P(a > b) is the posterior probability that θ_a > θ_b."
+            if c.bayes
+            else " (no Bayesian fit, so no P(θ_a > θ_b))."
+        )
+        + paired_note,
+    )
+    if "theta_difference" in c.figures:
+        s.figure(
+            "theta_difference",
+            f"Pairwise Δθ with {c.pct} intervals against 0 (dashed)"
+            + (
+                " (frequentist and Bayesian); P(θ_a > θ_b) from the posterior beside each pair."
+                if c.bayes
+                else " (frequentist)."
+            ),
+        )
+    _write_judge_differences(s, c)
+
+
+def _write_judge_differences(s: ReportSection, c: _Context) -> None:
+    """Section 6, continued: ΔJ per pair and the recommended calibration design."""
+    if "youden_difference" in c.tables:
+        fit_design = c.fit.config["calibration"] if c.bayes else "separate"
+        s.text(
+            "ΔJ = J_a − J_b checks whether the judge errs alike on both systems. An "
+            "interval excluding 0 is a strong warning that a shared calibration set would "
+            "bias the comparison (Fiedler App. C); the closed forms here use each system's "
+            "own calibration and stay valid"
+            + (
+                ", but the Bayesian fit pools the calibration "
+                + (
+                    "into one q0, q1 (shared)"
+                    if fit_design == "shared"
+                    else "partially (hierarchical), which shrinks the systems' J towards each other"
+                )
+                + ", so its Δθ relies on ΔJ ≈ 0"
+                + (" and is biased otherwise." if fit_design == "shared" else ".")
+                if fit_design != "separate"
+                else "."
+            )
+        )
+        s.table(
+            "youden_difference",
+            f"ΔJ per pair and stratum with {c.pct} intervals: Newcombe (closed form), "
+            "percentile bootstrap over calibration items, and, if run, Bayesian ETI; the "
+            "last column is Fiedler's App. C bias that one shared calibration set would add "
+            "to Δθ̂, evaluated at the estimates.",
+        )
+    else:
+        s.text(
+            "ΔJ cannot be estimated: the systems share one calibration set, so their J are "
+            "the same by construction. Whether the judge errs alike on every system is an "
+            "untested assumption here; label a small calibration set per system to check it."
+        )
+    if c.recommendation:
+        s.text([
+            "**Calibration design**: ",
+            Plain(c.recommendation),
+            " (The rule reports a difference "
+            "only when a simultaneous interval of Δq0, Δq1 or ΔJ excludes 0, a false-alarm "
+            "rate of at most 5 %; it calls sharing defensible only when an upper confidence "
+            "bound of the App. C bias is below half the standard error of Δθ; otherwise it "
+            "keeps system-specific calibration as the safe choice.)",
+        ])  # fmt: skip
+
+
+def _write_warnings(s: ReportSection, c: _Context) -> None:
+    """7. The diagnoses, and what to do about them."""
+    if c.records:
+        s.text(
+            "The diagnostics below flag trouble; where they do, **weaken the claim** rather than "
+            "choosing the most favourable estimate (Fiedler Sec. 7, item 7)."
+        )
+        _warning_blocks(s, c.records, c.tables)
+    else:
+        s.text("No warnings: judge quality, ΔJ, near ties and calibration size raised no flag.")
+    s.bullets(c.notes)
+
+
+def _write_checks(s: ReportSection, c: _Context) -> None:
+    """8. Sampler diagnostics and the posterior predictive check."""
+    if not c.bayes:
+        s.text(
+            "The Bayesian parts were not run (no fit): no sampler diagnostics and no "
+            "posterior predictive check."
+        )
+    else:
+        d = c.fit.diagnostics()
+        if c.fit.config.get("method") == "exact":
+            s.text(
+                f"Exact posterior (no MCMC): {d['draws']} independent draws; nothing to "
+                "diagnose for convergence."
+            )
+        else:
+            s.text(
+                f"Sampler: {d['divergences']} divergences in {d['draws']} draws; largest r_hat "
+                f"{d['r_hat_max']:.3f} (should be ≤ 1.01); smallest bulk ESS "
+                f"{d['ess_bulk_min']:.0f} and tail ESS {d['ess_tail_min']:.0f} (should be ≥ 400)."
+            )
+        if "ppc" in c.tables:
+            bad = c.tables["ppc"]["outside"].sum()
+            s.text(
+                "Posterior predictive check: the observed counts against counts replicated "
+                f"from the posterior; mid-p p-values outside the central {c.pct} are flagged "
+                f"({int(bad)} of {len(c.tables['ppc'])} flagged). "
+                + (
+                    "This fit has separate calibration: every group has its own θ, q0 and q1, "
+                    "so the model reproduces each group's counts by construction and the check "
+                    "cannot detect misfit (p-values near 0.5); it has power where groups share "
+                    "parameters (shared or hierarchical calibration)."
+                    if c.fit.config["calibration"] == "separate" and not c.fit.config.get("paired")
+                    else "Groups share parameters in this fit ("
+                    + (
+                        "the paired model's joint verdict table"
+                        if c.fit.config["calibration"] == "separate"
+                        else f"{c.fit.config['calibration']} calibration"
+                    )
+                    + "), so a flagged count says the model does not reproduce the data there."
+                )
+            )
+            s.table("ppc", "Posterior predictive p-values per observed count.")
+            s.figure("ppc", f"Observed shares (dots) against their replicated {c.pct} "
+                     "intervals (grey).")  # fmt: skip
+        else:
+            s.text("The posterior predictive check was not run (ppc=False).")
+
+
+def _write_reproducibility(s: ReportSection, c: _Context) -> None:
+    """9. The settings that reproduce every number."""
+    s.table("settings", "Settings of this report.")
+
+
+def _warning_blocks(section: ReportSection, records, tables: dict) -> None:
+    """Bullets of the diagnoses; a code with many records gets one bullet and a table."""
+    by_code: dict[str, list] = {}
+    for r in records:
+        by_code.setdefault(str(getattr(r, "code", "")), []).append(r)
+    items, extra = [], []
+    for code, group in by_code.items():
+        if len(group) <= _MAX_BULLETS_PER_CODE or not all(hasattr(r, "values") for r in group):
+            items += [[f"**{diagnosis_level(r)}** `{code}`: ", Plain(r.message)] for r in group]
+            continue
+        items.append([
+            f"**{diagnosis_level(group[0])}** `{code}` ({len(group)} cases, each in the table "
+            f"below; the first in full): ",
+            Plain(group[0].message),
+        ])  # fmt: skip
+        rows = []
+        for r in group:
+            row = {"system or pair": r.system, "stratum": r.stratum}
+            values = {k: v for k, v in r.values.items() if v is not None}
+            head = next(iter(values), None)  # the estimate: its interval goes beside it
+            for key, value in values.items():
+                row[f"{head}_{key}" if key in ("lower", "upper") else key] = value
+            rows.append(row)
+        name = f"warnings_{code}"
+        tables[name] = pd.DataFrame(rows)
+        extra.append((name, f"All {len(group)} `{code}` cases with their numbers."))
+    section.bullets(items)
+    for name, caption in extra:
+        section.table(name, caption)

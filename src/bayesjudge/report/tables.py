@@ -1,0 +1,543 @@
+"""The report's numbers: one tidy table per topic, each copied from the function computing it.
+
+Every table is a :class:`pandas.DataFrame` with one row per system (or pair) and stratum, an
+estimate in a column ``c`` and its interval in ``c_lower`` / ``c_upper``. The numbers come
+from the estimators (:func:`bayesjudge.estimate.estimate`, :func:`bayesjudge.compare.compare`,
+:mod:`bayesjudge.core`), the diagnostics (:mod:`bayesjudge.diagnostics`) and, with a fit, the
+fit's own methods (``summary``, ``compare``, ``ppc``); this module only arranges them. The
+Bayesian fit is passed in as an object: nothing here imports the Bayesian layer.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import importlib.metadata
+import platform
+import warnings
+from dataclasses import dataclass
+from itertools import combinations
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge._text import pair_label
+from bayesjudge._version import __version__
+from bayesjudge.compare import compare
+from bayesjudge.core.naive import naive
+from bayesjudge.core.youden import youden, youden_difference
+from bayesjudge.data import JudgeCounts
+from bayesjudge.diagnostics import (
+    check_comparison,
+    comparison_table,
+    judge_diagnostics,
+    posterior_differences,
+)
+from bayesjudge.estimate import estimate
+from bayesjudge.report.document import Plain
+from bayesjudge.warnings import BayesJudgeWarning
+
+__all__ = ["ALL_PAIRS_MAX_SYSTEMS", "comparison_rows"]
+
+#: Up to this many systems the report compares every pair (45 pairs for 10 systems). Beyond,
+#: the number of pairs grows quadratically (300 systems: 44,850), so the report compares each
+#: system with the best one and with its neighbours in rank (2K − 3 pairs), and writes the
+#: closed-form Δθ and ΔJ of every pair to ``comparisons_all_pairs.csv`` beside the report.
+ALL_PAIRS_MAX_SYSTEMS = 10
+
+_FIELDS = ("n", "k", "m0", "tn", "m1", "tp")
+_CAL = ("tn", "m0", "tp", "m1")
+_WITH_BEST = "with the best system"
+_NEIGHBOURS = "between neighbours in rank"
+
+
+# ----------------------------------------------------------------------------- θ and the judge
+
+
+def _groups(counts: JudgeCounts):
+    ds = counts.dataset
+    for i, system in enumerate(counts.systems):
+        for j, stratum in enumerate(counts.strata):
+            yield i, j, system, stratum, {f: int(ds[f].values[i, j]) for f in _FIELDS}
+
+
+def _proportion(x: int, size: int, alpha: float) -> tuple[float, float, float]:
+    if size == 0:
+        return (np.nan, np.nan, np.nan)
+    est, lo, hi = naive(x, size, alpha=alpha, method="wilson")
+    return float(est), float(lo), float(hi)
+
+
+def counts_table(counts: JudgeCounts) -> pd.DataFrame:
+    """Return the counts per system and stratum, with p̂ = k/n."""
+    frame = counts.to_frame()
+    frame.insert(
+        4, "p_hat", np.where(frame["n"] > 0, frame["k"] / frame["n"].where(frame["n"] > 0), np.nan)
+    )
+    return frame
+
+
+def theta_table(counts, alpha, fit, ci_prob, collected) -> pd.DataFrame:
+    """θ per system and stratum: naive, corrected (Lang–Reiczigel) and, with a fit, Bayesian.
+
+    The estimators' warnings are appended to ``collected``.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BayesJudgeWarning)
+        naive_est = estimate(counts, method="naive", alpha=alpha)
+        corrected = estimate(counts, method="lang-reiczigel", alpha=alpha)
+    collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
+    n_strata = len(counts.strata)
+    columns = {
+        "system": np.repeat(np.asarray(counts.systems, dtype=object), n_strata),
+        "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(counts.systems)),
+    }
+    for name, result in (("naive", naive_est), ("corrected", corrected)):
+        # One (system, stratum) row each, in the counts' order (no per-row selection).
+        result = result.sel(system=counts.systems, stratum=counts.strata)
+        ci = result["ci"].transpose("system", "stratum", "ci_bound").values.reshape(-1, 2)
+        columns[name] = result["estimate"].transpose("system", "stratum").values.ravel()
+        columns[f"{name}_lower"], columns[f"{name}_upper"] = ci[:, 0], ci[:, 1]
+    frame = pd.DataFrame({k: v if k in ("system", "stratum") else np.asarray(v, dtype=float)
+                          for k, v in columns.items()})  # fmt: skip
+    if fit is not None:
+        stats = _posterior_stats(fit, "theta", ci_prob, counts)
+        frame["bayes"], frame["bayes_lower"], frame["bayes_upper"] = stats
+    return frame
+
+
+def _posterior_stats(fit, name, ci_prob, counts):
+    """Posterior mean and ETI of ``name`` from ``fit.summary``, broadcast to (system, stratum)."""
+    ds = fit.summary(ci_prob=ci_prob, var_names=[name], as_xarray=True)[name].dataset
+    like = counts.dataset["n"]
+    mean = ds["mean"].broadcast_like(like).transpose("system", "stratum").values.ravel()
+    eti = ds["eti"].broadcast_like(like)
+    lower = eti.sel(ci_bound="lower").transpose("system", "stratum").values.ravel()
+    upper = eti.sel(ci_bound="upper").transpose("system", "stratum").values.ravel()
+    return mean, lower, upper
+
+
+def judge_table(counts, alpha, fit, ci_prob) -> pd.DataFrame:
+    """q0, q1 and J per system and stratum: closed form and, with a fit, Bayesian rows."""
+    rows = []
+    for _, _, system, stratum, c in _groups(counts):
+        row = {"system": system, "stratum": stratum, "method": "closed form"}
+        row["m0"], row["m1"] = c["m0"], c["m1"]
+        for name, x, size in (("q0", c["tn"], c["m0"]), ("q1", c["tp"], c["m1"])):
+            row[name], row[f"{name}_lower"], row[f"{name}_upper"] = _proportion(x, size, alpha)
+        if c["m0"] and c["m1"]:
+            j = youden(c["tn"], c["m0"], c["tp"], c["m1"], alpha=alpha, method="newcombe")
+            row["J"], row["J_lower"], row["J_upper"] = (float(v) for v in j)
+        else:
+            row["J"] = row["J_lower"] = row["J_upper"] = np.nan
+        rows.append(row)
+    frame = pd.DataFrame(rows)
+    if fit is not None:
+        bayes = frame[["system", "stratum"]].copy()
+        bayes["method"] = "Bayesian"
+        bayes["m0"], bayes["m1"] = frame["m0"], frame["m1"]
+        for name, var in (("q0", "q0"), ("q1", "q1"), ("J", "youden")):
+            stats = _posterior_stats(fit, var, ci_prob, counts)
+            bayes[name], bayes[f"{name}_lower"], bayes[f"{name}_upper"] = stats
+        frame = pd.concat([frame, bayes], ignore_index=True)
+    return frame
+
+
+def fit_tables(fit, counts, ci_prob, collected) -> dict[str, pd.DataFrame]:
+    """Return the tables only a fit has: ``theta_total``, ``calibration_scale`` if they apply.
+
+    An MCMC fit's sampler warnings (``fit.check_sampling()``) are appended to ``collected``.
+    """
+    tables = {}
+    if "theta_total" in fit.posterior.data_vars:
+        mean, lower, upper = (np.asarray(v) for v in _total_stats(fit, ci_prob))
+        tables["theta_total"] = pd.DataFrame(
+            {"system": counts.systems, "bayes": mean, "bayes_lower": lower, "bayes_upper": upper}
+        )
+    scales = [v for v in ("q0_logit_scale", "q1_logit_scale") if v in fit.posterior]
+    if scales:
+        summary = fit.summary(ci_prob=ci_prob, var_names=scales)
+        tables["calibration_scale"] = summary[
+            ["variable", "system", "stratum", "mean", "eti_lower", "eti_upper"]
+        ].rename(columns={"eti_lower": "mean_lower", "eti_upper": "mean_upper"})
+    if fit.config.get("method", "mcmc") == "mcmc":
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", BayesJudgeWarning)
+            fit.check_sampling()
+        collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
+    return tables
+
+
+def _total_stats(fit, ci_prob):
+    ds = fit.summary(ci_prob=ci_prob, var_names=["theta_total"], as_xarray=True)["theta_total"]
+    ds = ds.dataset
+    return (
+        ds["mean"].values,
+        ds["eti"].sel(ci_bound="lower").values,
+        ds["eti"].sel(ci_bound="upper").values,
+    )
+
+
+# ----------------------------------------------------------------------------- pairs
+
+
+def _pairs(counts, pairs=None):
+    """Return ``(a, b, "a - b")`` per compared pair: every pair, or the index pairs given."""
+    if pairs is None:
+        return [(a, b, pair_label(a, b)) for a, b in combinations(counts.systems, 2)]
+    systems = counts.systems
+    return [(systems[i], systems[j], pair_label(systems[i], systems[j])) for i, j in pairs]
+
+
+def shown_pairs(counts, theta: pd.DataFrame) -> list[tuple[int, int]] | None:
+    """Return the pairs a report compares: all (None) up to ALL_PAIRS_MAX_SYSTEMS systems.
+
+    Beyond, the systems are ranked by their corrected θ̂ (mean over strata) and each is
+    compared with the best one and with the next one in rank: 2K − 3 pairs, oriented so that
+    the higher-ranked system comes first. These answer "how far is each system from the best?"
+    and "is each step of the ranking decided?"; every other pair is in the CSV file.
+    """
+    n_systems = len(counts.systems)
+    if n_systems <= ALL_PAIRS_MAX_SYSTEMS:
+        return None
+    score = theta["corrected"].to_numpy(float).reshape(n_systems, -1)
+    finite = np.isfinite(score)
+    mean = np.where(finite, score, 0.0).sum(1) / np.maximum(finite.sum(1), 1)
+    mean = np.where(finite.any(1), mean, -np.inf)
+    order = [int(i) for i in np.argsort(-mean, kind="stable")]
+    best = order[0]
+    pairs = [(best, other) for other in order[1:]]
+    pairs += [(order[r], order[r + 1]) for r in range(1, n_systems - 1)]
+    return pairs
+
+
+def all_pairs_table(counts, alpha) -> pd.DataFrame:
+    """Closed-form Δθ (delta method) and ΔJ (Newcombe) of every pair and stratum, vectorised.
+
+    The CSV file beside a report of more than ALL_PAIRS_MAX_SYSTEMS systems: the numbers of
+    ``bayesjudge.diagnostics.judge_diagnostics`` (``delta_theta``, ``delta_theta_ci``,
+    ``prob_greater``, ``delta_youden``, ``delta_youden_ci``) for all K(K − 1)/2 pairs.
+    """
+    table = comparison_table(counts, alpha)
+    ds = counts.dataset
+    first = table["first"].values
+    second = table["second"].values
+    position = {s: i for i, s in enumerate(counts.systems)}
+    ia = np.array([position[a] for a in first], dtype=int)
+    ib = np.array([position[b] for b in second], dtype=int)
+    cal = {f: ds[f].transpose("system", "stratum").values.astype(float) for f in _CAL}
+    frame = {
+        "pair": np.repeat(table["pair"].values, len(counts.strata)),
+        "first": np.repeat(first, len(counts.strata)),
+        "second": np.repeat(second, len(counts.strata)),
+        "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(ia)),
+        "delta_theta": table["delta_theta"].values.ravel(),
+        "delta_theta_lower": table["delta_theta_ci"].sel(ci_bound="lower").values.ravel(),
+        "delta_theta_upper": table["delta_theta_ci"].sel(ci_bound="upper").values.ravel(),
+        "delta_theta_se": table["delta_theta_se"].values.ravel(),
+        "prob_greater": table["prob_greater"].values.ravel(),
+    }
+    if "system" not in counts.calibration_shared_over:
+        valid = np.minimum.reduce([cal[f][ia] for f in ("m0", "m1")] +
+                                  [cal[f][ib] for f in ("m0", "m1")]) > 0  # fmt: skip
+        args = [np.where(valid, cal[f][x], 1.0) for x in (ia, ib) for f in _CAL]
+        d = youden_difference(*args, alpha=alpha, method="newcombe")
+        for name, v in (("delta_J", d.estimate), ("delta_J_lower", d.lower),
+                        ("delta_J_upper", d.upper)):  # fmt: skip
+            frame[name] = np.where(valid, np.asarray(v, dtype=float), np.nan).ravel()
+    return pd.DataFrame(frame)
+
+
+def comparison_rows(fit, var: str, ci_prob: float, pairs=None) -> pd.DataFrame:
+    """``fit.compare`` of ``var`` between systems as tidy rows (one per pair and stratum).
+
+    Columns ``pair``, ``stratum`` (None when ``var`` has no stratum dim), ``mean``, ``sd``,
+    ``median``, ``lower``, ``upper`` (the equal-tailed interval) and ``prob_greater``; shared
+    by the report's tables and ``bayesjudge fit``. ``pairs`` (index pairs ``(i, j)``) limits
+    the rows to those pairs (:func:`bayesjudge.diagnostics.posterior_differences`: the same
+    numbers, without the draws of every pair in memory).
+    """
+    if pairs is None:
+        comp = fit.compare(dim="system", var=var, ci_prob=ci_prob)
+    else:
+        comp = posterior_differences(fit, var, pairs, ci_prob)
+    strata = comp["stratum"].values.tolist() if "stratum" in comp.dims else [None]
+    dims = ("pair", "stratum") if "stratum" in comp.dims else ("pair",)
+    ci = comp["ci"].transpose(*dims, "ci_bound").values.reshape(-1, 2)
+    columns = {k: comp[k].transpose(*dims).values.ravel() for k in ("mean", "sd", "median")}
+    frame = pd.DataFrame(
+        {
+            "pair": np.repeat(np.asarray(comp["pair"].values, dtype=object), len(strata)),
+            "stratum": np.tile(np.asarray(strata, dtype=object), comp.sizes["pair"]),
+            **{k: v.astype(float) for k, v in columns.items()},
+            "lower": ci[:, 0].astype(float),
+            "upper": ci[:, 1].astype(float),
+            "prob_greater": comp["prob_greater"].transpose(*dims).values.ravel().astype(float),
+        }
+    )
+    return frame
+
+
+def _posterior_columns(fit, var, ci_prob, name, pairs=None):
+    """``comparison_rows`` renamed to ``name``, ``name_lower``, ``name_upper`` (+ P)."""
+    rows = comparison_rows(fit, var, ci_prob, pairs).drop(columns=["sd", "median"])
+    return rows.rename(columns={"mean": name, "lower": f"{name}_lower", "upper": f"{name}_upper"})
+
+
+def difference_table(counts, alpha, fit, ci_prob, comparison, collected, pairs=None):
+    """Δθ per pair and stratum: frequentist (bayesjudge.compare) and Bayesian (fit.compare).
+
+    Returns the table and :func:`~bayesjudge.compare.compare`'s Dataset; the comparison's
+    warnings are appended to ``collected``.
+    """
+    labels = _pairs(counts, pairs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BayesJudgeWarning)
+        if pairs is None:
+            freq = compare(counts, **comparison)
+        else:
+            freq = compare(counts, **comparison, pairs=[(a, b) for a, b, _ in labels])
+    collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
+    n_strata = len(counts.strata)
+    freq_rows = freq.transpose("pair", "stratum", "ci_bound")
+    ci = freq_rows["ci"].values.reshape(-1, 2)
+    frame = pd.DataFrame(
+        {
+            "pair": np.repeat(np.asarray([p for _, _, p in labels], dtype=object), n_strata),
+            "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(labels)),
+            "frequentist": freq_rows["estimate"].values.ravel().astype(float),
+            "frequentist_lower": ci[:, 0].astype(float),
+            "frequentist_upper": ci[:, 1].astype(float),
+        }
+    )
+    if fit is not None:
+        bayes = _posterior_columns(fit, "theta", ci_prob, "bayes_difference", pairs)
+        frame = frame.merge(bayes, on=["pair", "stratum"], how="left")
+        if "theta_total" in fit.posterior.data_vars:
+            total = _posterior_columns(fit, "theta_total", ci_prob, "bayes_difference", pairs)
+            total["stratum"] = "all strata (θ_total)"
+            for col in frame.columns:
+                if col not in total:
+                    total[col] = np.nan
+            frame = pd.concat([frame, total[frame.columns]], ignore_index=True)
+    if pairs is not None:  # many systems: say which comparison each row is
+        best = len(counts.systems) - 1  # the first K - 1 pairs: the best against each other
+        kind = {p: _WITH_BEST if i < best else _NEIGHBOURS for i, (_, _, p) in enumerate(labels)}
+        frame.insert(1, "comparison", frame["pair"].map(kind))
+    return frame, freq
+
+
+def youden_difference_table(counts, alpha, fit, ci_prob, pairs=None) -> pd.DataFrame:
+    """ΔJ per pair and stratum: Newcombe (closed form) and, with a fit, Bayesian."""
+    labels = _pairs(counts, pairs)
+    position = {s: i for i, s in enumerate(counts.systems)}
+    ia = np.array([position[a] for a, _, _ in labels], dtype=int)
+    ib = np.array([position[b] for _, b, _ in labels], dtype=int)
+    ds = counts.dataset
+    cal = {f: ds[f].transpose("system", "stratum").values for f in _CAL}
+    valid = np.minimum.reduce([cal[f][x] for x in (ia, ib) for f in ("m0", "m1")]) > 0
+    columns = {}
+    if valid.any():
+        args = [np.where(valid, cal[f][x], 1) for x in (ia, ib) for f in _CAL]
+        d = youden_difference(*args, alpha=alpha, method="newcombe")
+        for key, v in (("", d.estimate), ("_lower", d.lower), ("_upper", d.upper)):
+            columns[f"closed_form{key}"] = np.where(valid, np.asarray(v, dtype=float), np.nan)
+    else:
+        for key in ("", "_lower", "_upper"):
+            columns[f"closed_form{key}"] = np.full(valid.shape, np.nan)
+    n_strata = len(counts.strata)
+    frame = pd.DataFrame(
+        {
+            "pair": np.repeat(np.asarray([p for _, _, p in labels], dtype=object), n_strata),
+            "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(labels)),
+            **{k: v.ravel() for k, v in columns.items()},
+        }
+    )
+    if fit is not None and "system" in fit.posterior["youden"].dims:
+        bayes = _posterior_columns(fit, "youden", ci_prob, "bayes_youden", pairs)
+        bayes = bayes.drop(columns="prob_greater")
+        if "stratum" not in fit.posterior["youden"].dims:
+            frame = frame.merge(bayes.drop(columns="stratum"), on="pair", how="left")
+        else:
+            frame = frame.merge(bayes, on=["pair", "stratum"], how="left")
+    return frame
+
+
+def add_bootstrap_and_bias(frame, diag) -> pd.DataFrame:
+    """Add judge_diagnostics' bootstrap ΔJ interval and Fiedler App. C shared-design bias."""
+    frame = frame.copy()
+    at_pair = {p: i for i, p in enumerate(diag["pair"].values.tolist())}
+    at_stratum = {s: i for i, s in enumerate(diag["stratum"].values.tolist())}
+    rows = [(at_pair.get(p), at_stratum.get(s)) for p, s in zip(frame["pair"], frame["stratum"],
+                                                                strict=True)]  # fmt: skip
+    found = np.array([p is not None and s is not None for p, s in rows], dtype=bool)
+    index = (np.array([r[0] or 0 for r in rows], dtype=int),
+             np.array([r[1] or 0 for r in rows], dtype=int))  # fmt: skip
+    boot = diag["delta_youden_bootstrap_ci"].transpose("pair", "stratum", "ci_bound").values
+    for col, values in (
+        ("bootstrap", diag["delta_youden"].transpose("pair", "stratum").values),
+        ("bootstrap_lower", boot[..., 0]),
+        ("bootstrap_upper", boot[..., 1]),
+        ("shared_bias", diag["shared_bias"].transpose("pair", "stratum").values),
+    ):
+        frame[col] = np.where(found, values[index], np.nan) if rows else np.nan
+    first = ["pair", "stratum", "closed_form", "closed_form_lower", "closed_form_upper"]
+    first += ["bootstrap", "bootstrap_lower", "bootstrap_upper"]
+    return frame[first + [c for c in frame.columns if c not in first and c != "shared_bias"]
+                 + ["shared_bias"]]  # fmt: skip
+
+
+# ----------------------------------------------------------------------------- model checks
+
+
+def ppc_table(check, ci_prob: float, counts: JudgeCounts) -> pd.DataFrame:
+    """One row per observed count: variable, system (or joint verdict pattern), stratum.
+
+    The paired model's ``k_unshared`` (test items outside the joint table) is kept only where a
+    system has such items; its rows are trivial (always 0) otherwise.
+    """
+    lo, hi = (1 - ci_prob) / 2, (1 + ci_prob) / 2
+    unshared = None
+    if counts.has_joint:
+        shared = counts.joint.sum("pattern")
+        unshared = (counts.dataset["n"] - shared).transpose("system", "stratum")
+    frames = []
+    for var in check.p_value.data_vars:
+        p = check.p_value[var]
+        obs = check.observed[var].broadcast_like(p).transpose(*p.dims)
+        frame = p.rename("p_value").to_dataframe().reset_index()
+        frame["observed"] = obs.values.ravel()
+        if "pattern" in frame:  # the joint verdict table: one row per pattern of verdicts
+            frame["system"] = "pattern " + frame["pattern"].astype(str)
+        if var == "k_unshared" and unshared is not None:
+            keep = [
+                int(unshared.sel(system=a, stratum=b)) > 0
+                for a, b in zip(frame["system"], frame["stratum"], strict=True)
+            ]
+            frame = frame[keep]
+        frame.insert(0, "variable", var)
+        frames.append(frame)
+    out = pd.concat(frames, ignore_index=True)
+    for dim in ("system", "stratum"):
+        if dim not in out:
+            out[dim] = "(shared)"
+        out[dim] = out[dim].where(out[dim].notna(), "(shared)")
+    out = out[["variable", "system", "stratum", "observed", "p_value"]]
+    out["outside"] = (out["p_value"] < lo) | (out["p_value"] > hi)
+    return out
+
+
+# ----------------------------------------------------------------------------- diagnoses
+
+
+@dataclass
+class _Record:
+    """A diagnosis from an estimator's warning (same fields as check_comparison's records)."""
+
+    code: str
+    level: str
+    message: str
+
+
+def diagnosis_level(record) -> str:
+    return str(getattr(record, "level", "warning"))
+
+
+def diagnoses(counts, fit, alpha, target_width, random_seed, notes, freq=None, pairs=None):
+    """Return check_comparison's records (not emitted) and judge_diagnostics' Dataset.
+
+    When the diagnostics cannot run, say why in ``notes`` and return ``([], None)``.
+    """
+    try:
+        labels = None if pairs is None else [(a, b) for a, b, _ in _pairs(counts, pairs)]
+        diag = judge_diagnostics(counts, fit, alpha=alpha, random_seed=random_seed, pairs=labels)
+        records = list(
+            check_comparison(
+                counts,
+                fit,
+                target_width=target_width,
+                alpha=alpha,
+                warn=False,
+                random_seed=random_seed,
+                differences=freq,
+                diagnostics=diag,
+            )
+        )
+    except ValueError as err:
+        notes.append(["The judge diagnostics could not run: ", Plain(err)])
+        return [], None
+    return records, diag
+
+
+def diagnoses_table(records) -> pd.DataFrame:
+    """Return the diagnoses as rows ``code``, ``level``, ``message``."""
+    return pd.DataFrame(
+        [
+            {"code": getattr(r, "code", ""), "level": diagnosis_level(r), "message": r.message}
+            for r in records
+        ],
+        columns=["code", "level", "message"],
+    )
+
+
+# ----------------------------------------------------------------------------- settings
+
+
+def reproducibility_settings(
+    counts, fit, alpha, comparison, freq, random_seed, target_width
+) -> dict:
+    """Return the reproducibility block: versions, date, alpha, methods, seeds, model."""
+    out = {
+        "bayesjudge version": __version__,
+        "date (UTC)": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S"),
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "interval probability (1 - alpha)": f"{1 - alpha:g}",
+        "closed forms": "naive p̂ with Wilson interval; Rogan–Gladen θ̂ with Lang–Reiczigel "
+        "interval; q0, q1 Wilson; J, ΔJ Newcombe",
+        "report random_seed": random_seed,
+    }
+    if comparison is not None:
+        out["frequentist comparison"] = (
+            f"bayesjudge.compare(method={comparison['method']!r}, "
+            f"calibration={comparison['calibration']!r}, n_resamples={comparison['n_resamples']}, "
+            f"random_seed={comparison['random_seed']})"
+        )
+        out["frequentist method"] = comparison["method"]
+        if freq is not None:
+            out["frequentist comparison paired"] = bool(freq.attrs.get("paired", False))
+    if target_width is not None:
+        out["target interval width"] = target_width
+    if fit is None:
+        out["Bayesian fit"] = "not run"
+    else:
+        c = fit.config
+        out["Bayesian fit"] = (
+            f"method={c.get('method', 'mcmc')!r}, calibration={c['calibration']!r}, "
+            f"pool_over={c.get('pool_over')}, aggregate={c.get('aggregate')!r}"
+            + (f", paired={c['paired']}" if "paired" in c else "")
+        )
+        out["priors"] = c.get("priors")
+        out["sampler"] = (
+            f"exact posterior, {c.get('chains')} × {c.get('draws')} independent draws"
+            if c.get("method") == "exact"
+            else f"{c.get('sampler')}, {c.get('chains')} chains × {c.get('draws')} draws, "
+            f"tune {c.get('tune')}, target_accept {c.get('target_accept')}"
+        )
+        out["fit random_seed"] = c.get("random_seed")
+        version = _installed_version("pymc")
+        if version is not None:
+            out["pymc"] = version
+    return out
+
+
+def settings_table(settings: dict) -> pd.DataFrame:
+    """Return the reproducibility block as rows ``setting``, ``value``."""
+    return pd.DataFrame({"setting": list(settings), "value": [str(v) for v in settings.values()]})
+
+
+def _installed_version(distribution: str) -> str | None:
+    """Return the installed version of ``distribution`` without importing it (None if absent)."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:  # pragma: no cover
+        return None
