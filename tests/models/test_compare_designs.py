@@ -25,6 +25,8 @@ def table():
     return compare_designs(COUNTS, designs=["separate", "shared"], random_seed=11)
 
 
+# slow tier: kept out of `make test` (15-minute budget), run by `make test-slow` in CI
+@pytest.mark.slow
 def test_each_design_equals_its_own_fit(table):
     seeds = np.random.SeedSequence(11).generate_state(3).tolist()
     for design, seed, pool in (
@@ -39,6 +41,8 @@ def test_each_design_equals_its_own_fit(table):
     assert table.attrs["design_seeds"] == str([int(s) for s in seeds[:2]])
 
 
+# slow tier: kept out of `make test` (15-minute budget), run by `make test-slow` in CI
+@pytest.mark.slow
 def test_attrs_carry_the_supported_design(table):
     seed = int(np.random.SeedSequence(11).generate_state(3)[-1])
     diagnostics = bj.judge_diagnostics(COUNTS, random_seed=seed)
@@ -48,6 +52,8 @@ def test_attrs_carry_the_supported_design(table):
     assert set(table["ci"].dims) == {"design", "pair", "stratum", "ci_bound"}
 
 
+# slow tier: kept out of `make test` (15-minute budget), run by `make test-slow` in CI
+@pytest.mark.slow
 def test_shared_design_moves_delta_theta_by_about_the_app_c_bias(table):
     # Fiedler App. C at the estimates (pooled calibration) predicts how far the shared design
     # moves Δθ; the posterior means differ by that amount up to the posterior's own spread.

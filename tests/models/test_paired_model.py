@@ -251,6 +251,8 @@ def design_fits():
     return counts, paired, unpaired
 
 
+# slow tier: kept out of `make test` (15-minute budget), run by `make test-slow` in CI
+@pytest.mark.slow
 def test_paired_difference_is_narrower_as_predicted(design_fits):
     _, paired, unpaired = design_fits
     assert paired.config["paired"] is True and unpaired.config["paired"] is False
@@ -272,6 +274,8 @@ def test_paired_difference_is_narrower_as_predicted(design_fits):
         assert abs(float(a.std() / b.std()) - 1) < 0.15
 
 
+# slow tier: kept out of `make test` (15-minute budget), run by `make test-slow` in CI
+@pytest.mark.slow
 def test_ppc_replicates_the_joint_table(design_fits):
     counts, paired, _ = design_fits
     check = paired.ppc(random_seed=3)
@@ -299,6 +303,8 @@ def test_ppc_replicates_the_joint_table(design_fits):
     assert float(p.sel(pattern="10")) > 0.99 and float(p.sel(pattern="01")) > 0.99
 
 
+# slow tier: kept out of `make test` (15-minute budget), run by `make test-slow` in CI
+@pytest.mark.slow
 def test_save_load_roundtrip(design_fits, tmp_path):
     _, paired, _ = design_fits
     path = paired.save(tmp_path / "paired.nc")
@@ -309,6 +315,8 @@ def test_save_load_roundtrip(design_fits, tmp_path):
     assert loaded.counts.has_joint
 
 
+# slow tier: kept out of `make test` (15-minute budget), run by `make test-slow` in CI
+@pytest.mark.slow
 def test_fit_pairwise_uses_each_pairs_marginal_joint_table(design_fits):
     # Seven systems: beyond the joint model (K <= 6), the route is one paired fit per pair.
     systems = list("abcdefg")
