@@ -14,6 +14,7 @@ Its start alone takes 5-20 s on the 2-core development machine, so the Spark tes
 from __future__ import annotations
 
 import re
+import signal
 import warnings
 from collections import Counter
 from pathlib import Path
@@ -147,6 +148,9 @@ def duck():
 @pytest.fixture(scope="module")
 def spark():
     pyspark_sql = pytest.importorskip("pyspark.sql")
+    # SparkContext installs its own SIGINT handler and leaves it after stop(); restore ours so
+    # that later tests (Ctrl-C handling in tests/models/test_fit_hostile.py) see Python's.
+    handler = signal.getsignal(signal.SIGINT)
     session = (
         pyspark_sql.SparkSession.builder.master("local[1]")
         .appName("bayesjudge-tests")
@@ -159,6 +163,7 @@ def spark():
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+    signal.signal(signal.SIGINT, handler)
 
 
 def to_engine(frame: pd.DataFrame, engine: str, path: Path, request):
