@@ -22,9 +22,8 @@ from bayesjudge.core._validation import (
     check_resamples,
     check_seed,
     two_sided_z,
-    youden_is_zero,
 )
-from bayesjudge.core.kernels import rg_difference_delta
+from bayesjudge.core.kernels import rg_difference_delta, youden_is_zero
 from bayesjudge.core.paired import pair_cells_many, paired_bootstrap, system_pairs
 from bayesjudge.data import JudgeCounts
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning

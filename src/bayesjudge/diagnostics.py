@@ -60,7 +60,6 @@ __all__ = [
     "check_comparison",
     "comparison_table",
     "emit_grouped",
-    "format_probability",
     "grouped_message",
     "judge_diagnostics",
     "posterior_differences",

@@ -39,7 +39,7 @@ def _fit_args(tables, *extra):
 
 
 def _prob(p: float) -> list[str]:
-    # The whitespace-split tokens of bayesjudge.diagnostics.format_probability(p).
+    # The whitespace-split tokens of bayesjudge._text.format_probability(p).
     return ["<", "0.001"] if p < 0.0005 else [">", "0.999"] if p >= 0.9995 else [f"{p:.3f}"]
 
 

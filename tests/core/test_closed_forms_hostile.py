@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 
 import bayesjudge as bj
-from bayesjudge.core._validation import MAX_COUNT, MIN_ALPHA, youden_is_zero
+from bayesjudge.core._validation import MAX_COUNT, MIN_ALPHA
 from bayesjudge.core.correction import LR_MIN_ALPHA
+from bayesjudge.core.kernels import youden_is_zero
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
 RG = (400, 1000, 70, 100, 90, 100)  # k, n, tn, m0, tp, m1 (Lee et al.'s example)

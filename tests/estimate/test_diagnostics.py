@@ -14,6 +14,7 @@ import pytest
 from scipy import stats
 
 import bayesjudge as bj
+from bayesjudge._text import format_probability
 from bayesjudge.core.youden import youden, youden_difference
 from bayesjudge.diagnostics import (
     BIAS_RATIO_MAX,
@@ -21,7 +22,6 @@ from bayesjudge.diagnostics import (
     NEAR_TIE_FRACTION,
     Diagnosis,
     check_comparison,
-    format_probability,
     judge_diagnostics,
 )
 from bayesjudge.studies.comparison import shared_rg_bias

@@ -328,3 +328,16 @@ def result_frame(result, truth=None) -> pd.DataFrame:
                 row["truth"] = float(truth.sel(system=system, stratum=stratum))
             rows.append(row)
     return pd.DataFrame(rows)
+
+
+def add_sampling_sizes(parser: argparse.ArgumentParser, *, tune_help: str) -> None:
+    """Add ``--draws``, ``--tune`` and ``--chains`` of an MCMC fit (``fit`` and ``report``)."""
+    parser.add_argument(
+        "--draws", type=parse_int_at_least(1, MAX_STEPS), default=1000, help="draws per chain"
+    )
+    parser.add_argument(
+        "--tune", type=parse_int_at_least(0, MAX_STEPS), default=1000, help=tune_help
+    )
+    parser.add_argument(
+        "--chains", type=parse_int_at_least(1, MAX_CHAINS), default=4, help="chains (default 4)"
+    )

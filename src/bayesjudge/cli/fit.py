@@ -9,26 +9,23 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge._lazy import bayesian
-from bayesjudge._text import fmt_number, pair_label, terminal_safe
+from bayesjudge._text import fmt_number, format_probability, pair_label, terminal_safe
 from bayesjudge.cli._common import (
-    MAX_CHAINS,
-    MAX_STEPS,
     WRITTEN,
     UsageError,
     add_progress_option,
+    add_sampling_sizes,
     add_table_options,
     check_draws_fit_in_memory,
     check_input_file,
     check_output_file,
     intervals,
     label,
-    parse_int_at_least,
     parse_open_unit,
     parse_seed,
     read_counts,
     show_progress_for,
 )
-from bayesjudge.diagnostics import format_probability
 from bayesjudge.report import comparison_rows
 
 _LABELS = {"theta": "θ", "theta_total": "θ_total", "youden": "J"}
@@ -95,18 +92,7 @@ def _add_model_options(fit: argparse.ArgumentParser) -> None:
 
 def _add_sampler_options(fit: argparse.ArgumentParser) -> None:
     """Add the options of the sampler and of the intervals it reports."""
-    fit.add_argument(
-        "--draws", type=parse_int_at_least(1, MAX_STEPS), default=1000, help="draws per chain"
-    )
-    fit.add_argument(
-        "--tune",
-        type=parse_int_at_least(0, MAX_STEPS),
-        default=1000,
-        help="tuning steps per chain",
-    )
-    fit.add_argument(
-        "--chains", type=parse_int_at_least(1, MAX_CHAINS), default=4, help="chains (default 4)"
-    )
+    add_sampling_sizes(fit, tune_help="tuning steps per chain")
     fit.add_argument(
         "--seed",
         type=parse_seed,

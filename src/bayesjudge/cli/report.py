@@ -10,11 +10,10 @@ import numpy as np
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import terminal_safe
 from bayesjudge.cli._common import (
-    MAX_CHAINS,
-    MAX_STEPS,
     WRITTEN,
     UsageError,
     add_progress_option,
+    add_sampling_sizes,
     add_table_options,
     check_draws_fit_in_memory,
     check_input_file,
@@ -60,18 +59,7 @@ def add_parser(subparsers) -> None:
         choices=["separate", "shared", "hierarchical"],
         help="calibration model of the Bayesian fit (default separate)",
     )
-    rep.add_argument(
-        "--draws", type=parse_int_at_least(1, MAX_STEPS), default=1000, help="draws per chain"
-    )
-    rep.add_argument(
-        "--tune",
-        type=parse_int_at_least(0, MAX_STEPS),
-        default=1000,
-        help="MCMC tuning steps per chain",
-    )
-    rep.add_argument(
-        "--chains", type=parse_int_at_least(1, MAX_CHAINS), default=4, help="chains (default 4)"
-    )
+    add_sampling_sizes(rep, tune_help="MCMC tuning steps per chain")
     rep.add_argument(
         "--seed", type=parse_seed, default=None, help="seed of fit and bootstrap (drawn), >= 0"
     )

@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 from scipy.stats import norm
 
-from bayesjudge.core.kernels import youden_is_zero
 from bayesjudge.warnings import SmallSampleWarning
 
 __all__ = [
@@ -40,7 +39,6 @@ __all__ = [
     "is_seed",
     "raise_if_not_identified",
     "two_sided_z",
-    "youden_is_zero",
 ]
 
 _MAX_SHOWN = 5

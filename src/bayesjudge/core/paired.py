@@ -27,10 +27,9 @@ from bayesjudge.core._validation import (
     check_resamples,
     check_seed,
     raise_if_not_identified,
-    youden_is_zero,
 )
 from bayesjudge.core.bootstrap import rg_replicates
-from bayesjudge.core.kernels import DeltaDifference, rg_difference_delta
+from bayesjudge.core.kernels import DeltaDifference, rg_difference_delta, youden_is_zero
 from bayesjudge.core.resampling import (
     draw_binomial,
     percentile_interval,

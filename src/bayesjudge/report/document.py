@@ -19,8 +19,13 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge._io import atomic_write
-from bayesjudge._text import fmt_interval, fmt_number, markdown_escape, terminal_safe
-from bayesjudge.diagnostics import format_probability
+from bayesjudge._text import (
+    fmt_interval,
+    fmt_number,
+    format_probability,
+    markdown_escape,
+    terminal_safe,
+)
 
 __all__ = ["SECTIONS", "Report", "ReportSection"]
 

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from bayesjudge.core.kernels import LOW_J_THRESHOLD
 from bayesjudge.data import MAX_PAIRED_SYSTEMS
-from bayesjudge.estimate import LOW_J_THRESHOLD
 from bayesjudge.report.document import SECTIONS, Plain, ReportSection
 from bayesjudge.report.tables import diagnosis_level
 
