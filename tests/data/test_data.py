@@ -374,7 +374,10 @@ def test_to_frame_and_repr(grid):
     assert frame["n"].tolist() == [10, 20, 30, 40]
     assert frame["m1"].dtype == np.int64
     # 100 = 10+20+30+40 test items; 68 = (5+6+7+8) + (9+10+11+12) calibration items.
-    header = "JudgeCounts: 2 systems × 2 strata, 100 test items, 68 calibration items"
+    header = (
+        "JudgeCounts: 2 systems × 2 strata, 100 test items, 68 calibration items (stratified "
+        "calibration design)"
+    )
     assert repr(grid).splitlines()[0] == header
     assert "xarray.Dataset" in repr(grid)
     assert header in grid._repr_html_() and "<div" in grid._repr_html_()

@@ -348,11 +348,11 @@ def is_seed(value) -> bool:
 CALIBRATION_DESIGNS = ("stratified", "random")
 
 
-def check_design(calibration_design) -> str:
+def check_design(calibration_design, name: str = "calibration_design") -> str:
     """Return ``calibration_design`` after checking it is one of :data:`CALIBRATION_DESIGNS`."""
-    if calibration_design not in CALIBRATION_DESIGNS:
+    if not isinstance(calibration_design, str) or calibration_design not in CALIBRATION_DESIGNS:
         raise ValueError(
-            f"calibration_design must be one of {CALIBRATION_DESIGNS}; got "
+            f"{name} must be one of {CALIBRATION_DESIGNS}; got "
             f"{calibration_design!r}. Use 'stratified' when m0 and m1 were fixed by design "
             f"(items sampled per human label) and 'random' when calibration items were drawn "
             f"at random, so m0 and m1 vary."

@@ -27,6 +27,12 @@ from bayesjudge.data._common import (
     DEFAULT_LABEL as DEFAULT_LABEL,
 )
 from bayesjudge.data._common import (
+    DEFAULT_DESIGN as DEFAULT_DESIGN,
+)
+from bayesjudge.data._common import (
+    DESIGN_ATTR as DESIGN_ATTR,
+)
+from bayesjudge.data._common import (
     DIMS as DIMS,
 )
 from bayesjudge.data._common import (

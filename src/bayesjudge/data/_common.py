@@ -20,6 +20,10 @@ POOLED_LABEL = "pooled"
 # Dataset attribute naming the dims along which one calibration set is repeated (comma-joined,
 # a netCDF-friendly string): those copies are one set of labelled items, not several.
 SHARED_ATTR = "calibration_shared_over"
+# Dataset attribute holding the labelling design, "stratified" or "random" (see
+# JudgeCounts.design): whether the truth counts m0, m1 are data about theta.
+DESIGN_ATTR = "design"
+DEFAULT_DESIGN = "stratified"
 # The optional joint verdict table of the systems' test verdicts on shared items.
 JOINT = "joint"
 PATTERN = "pattern"

@@ -8,9 +8,12 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
+from bayesjudge.core._validation import check_design
 from bayesjudge.data._common import (
     CALIBRATION_FIELDS,
+    DEFAULT_DESIGN,
     DEFAULT_LABEL,
+    DESIGN_ATTR,
     DIMS,
     FIELDS,
     JOINT,
@@ -241,6 +244,9 @@ class JudgeCounts:
             attrs[SHARED_ATTR] = ",".join(shared)
         else:
             attrs.pop(SHARED_ATTR, None)
+        attrs[DESIGN_ATTR] = check_design(
+            attrs.get(DESIGN_ATTR, DEFAULT_DESIGN), f"attrs[{DESIGN_ATTR!r}] (the labelling design)"
+        )
         self._ds = xr.Dataset(data_vars, coords=coords, attrs=attrs)
 
     # ------------------------------------------------------------------ constructors
@@ -258,6 +264,7 @@ class JudgeCounts:
         system=None,
         stratum=None,
         joint=None,
+        design: str = DEFAULT_DESIGN,
     ) -> JudgeCounts:
         """Build counts from numbers: scalars, or arrays with one entry per group.
 
@@ -284,6 +291,12 @@ class JudgeCounts:
             DataArray with dims ``("stratum", "pattern")`` (or ``"pattern"`` only, for one
             stratum) and pattern labels such as ``"10"`` in the order of ``system`` (any
             subset of the patterns).
+        design : {"stratified", "random"}, default "stratified"
+            How the labelled (calibration) items were chosen; see :attr:`design`.
+            ``"stratified"``: a set sampled per human label, so m0 and m1 are fixed by design
+            (Lee et al.). ``"random"``: a random subset of the evaluation's items was labelled,
+            so ``n, k`` count the unlabelled items and the truth counts m0, m1 are evidence
+            about theta.
 
         Returns
         -------
@@ -331,6 +344,7 @@ class JudgeCounts:
         ds = xr.Dataset(
             {f: (DIMS, checked[f]) for f in FIELDS},
             coords={"system": systems, "stratum": strata},
+            attrs={DESIGN_ATTR: check_design(design, "design")},
         )
         if joint is not None:
             ds = attach_joint(ds, joint, systems.tolist(), strata.tolist())
@@ -735,6 +749,31 @@ class JudgeCounts:
         return self.joint
 
     @property
+    def design(self) -> str:
+        """The labelling design: ``"stratified"`` or ``"random"``.
+
+        ``"stratified"`` (Lee et al.'s design, the default): the calibration set was sampled
+        per human label, so m0 and m1 are fixed by design and carry no information about
+        theta; ``n, k`` count test items that are not in it. ``"random"``: humans labelled a
+        random subset of the evaluation's items; ``n, k`` count the unlabelled items only
+        (each item is counted once) and ``m0 + m1`` the labelled ones, whose truth counts are
+        data: m1 ~ Binomial(m0 + m1, theta). Where one calibration set is shared over a
+        dim (:attr:`calibration_shared_over`), its truth counts inform the mean of theta
+        over that dim weighted by the groups' test items.
+
+        Declaring a truth-stratified sample ``"random"`` biases theta toward m1 / (m0 + m1);
+        declaring a random sample ``"stratified"`` is valid but throws away information.
+        Stored in ``dataset.attrs["design"]``.
+
+        Examples
+        --------
+        >>> JudgeCounts.from_counts(n=1800, k=1000, m0=80, tn=64, m1=120, tp=108,
+        ...                         design="random").design
+        'random'
+        """
+        return self._ds.attrs[DESIGN_ATTR]
+
+    @property
     def calibration_shared_over(self) -> tuple[str, ...]:
         """Dims along which every group carries copies of one calibration set.
 
@@ -806,9 +845,15 @@ class JudgeCounts:
         s, t = self.sizes["system"], self.sizes["stratum"]
         n_test = int(self._ds["n"].sum())
         n_cal = int(self._ds["m0"].sum() + self._ds["m1"].sum())
+        if self.design == "random":
+            items = f"{n_test} unlabelled items, {n_cal} labelled items (random labelling design)"
+        else:
+            items = (
+                f"{n_test} test items, {n_cal} calibration items (stratified calibration design)"
+            )
         return (
             f"JudgeCounts: {s} system{'s' if s != 1 else ''} × {t} "
-            f"strat{'a' if t != 1 else 'um'}, {n_test} test items, {n_cal} calibration items"
+            f"strat{'a' if t != 1 else 'um'}, {items}"
         )
 
     def _joint_line(self) -> str:
@@ -1097,7 +1142,7 @@ class JudgeCounts:
         Notes
         -----
         Use it to attach one shared calibration set, counted separately, to test counts of
-        several systems. The same calibration items then inform every group, so estimates
+        several systems. The result takes ``other``'s labelling :attr:`design`. The same calibration items then inform every group, so estimates
         for different groups are correlated. The dims along which the set is broadcast are
         recorded in :attr:`calibration_shared_over`, so that pooling and the models count the
         copies as one set.
@@ -1136,6 +1181,8 @@ class JudgeCounts:
         for f in CALIBRATION_FIELDS:
             ds[f] = src[f].broadcast_like(self._ds[f]).transpose(*DIMS)
         ds.attrs[SHARED_ATTR] = ",".join(d for d in DIMS if d in shared)
+        # The calibration set decides the labelling design.
+        ds.attrs[DESIGN_ATTR] = other.design
         return JudgeCounts(ds)
 
     def pooled_calibration(self, dim: str | Sequence[str] = "system") -> JudgeCounts:
