@@ -56,6 +56,7 @@ from bayesjudge.warnings import (
     LowJudgeQualityWarning,
     MissingLabelWarning,
     NearTieWarning,
+    PooledCalibrationWarning,
     SmallSampleWarning,
 )
 
@@ -71,6 +72,7 @@ __all__ = [
     "LowJudgeQualityWarning",
     "MissingLabelWarning",
     "NearTieWarning",
+    "PooledCalibrationWarning",
     "PosteriorPredictiveCheck",
     "Priors",
     "Report",

@@ -102,7 +102,9 @@ def _usable(counts, cal, calibration, strata) -> np.ndarray:
             f"No calibration items of one true label (m0 = 0 or m1 = 0) for some system in "
             f"strata {strata[missing.any(axis=1)].tolist()} (stratum (systems): "
             f"{where(missing)}): its comparisons there are NaN. Label calibration items of "
-            f"both kinds, or use calibration='shared'.",
+            f"both kinds, or use calibration='shared' (but pooling assumes that the judge's q0 "
+            f"and q1 do not differ between the systems, and is biased where they do: check "
+            f"that first, e.g. with bayesjudge.core.youden_difference).",
             SmallSampleWarning,
             stacklevel=3,
         )
@@ -120,13 +122,13 @@ def _usable(counts, cal, calibration, strata) -> np.ndarray:
 
 def compare(
     counts: JudgeCounts,
-    method: str = "bootstrap",
+    method: str | None = "bootstrap",
     calibration: str = "separate",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
     random_seed=None,
     *,
-    bootstrap_design: str = "stratified",
+    bootstrap_design: str | None = None,
     pairs=None,
 ) -> xr.Dataset:
     """Compare every pair of systems within every stratum: Δθ = θ_a − θ_b with an interval.
@@ -137,11 +139,12 @@ def compare(
         Counts of at least two systems. With a joint verdict table (counts from
         ``JudgeCounts.from_frames(..., item=...)``), the comparison is paired over the
         shared items; otherwise the systems are treated as independent samples.
-    method : {"bootstrap", "delta"}, default "bootstrap"
-        ``"bootstrap"``: clipped Rogan–Gladen difference with the percentile interval of a
-        bootstrap that resamples shared items jointly (:func:`~bayesjudge.core.paired.
-        paired_bootstrap`). ``"delta"``: unclipped Rogan–Gladen difference ± z·SE with the
-        delta-method SE, covariance of the paired verdicts included
+    method : {"bootstrap", "delta", None}, default "bootstrap"
+        None is ``"bootstrap"`` for either labelling design. ``"bootstrap"``: clipped
+        Rogan–Gladen difference with the percentile interval of a bootstrap that resamples
+        shared items jointly (:func:`~bayesjudge.core.paired.paired_bootstrap`).
+        ``"delta"``: unclipped Rogan–Gladen difference ± z·SE with the delta-method SE,
+        covariance of the paired verdicts included
         (:func:`~bayesjudge.core.paired.rg_difference_se`; Fiedler App. B), interval clipped
         to [−1, 1].
     calibration : {"separate", "shared"}, default "separate"
@@ -158,9 +161,10 @@ def compare(
         Monte Carlo error.
     random_seed : int, numpy.random.Generator or None
         Seed of the bootstrap: any non-negative integer (2**70 too), a Generator or None.
-    bootstrap_design : {"stratified", "random"}, default "stratified"
+    bootstrap_design : {"stratified", "random", None}, default None
         How the calibration tables were collected (see
-        :func:`~bayesjudge.core.bootstrap.bootstrap_rogan_gladen`).
+        :func:`~bayesjudge.core.bootstrap.bootstrap_rogan_gladen`); None takes the counts'
+        labelling design, ``counts.design``.
     pairs : sequence of (label, label), optional
         Compare only these pairs of systems ``(a, b)`` (Δθ = θ_a − θ_b), in this order; every
         pair in coordinate order when None. The bootstrap replicates are the same either way
@@ -175,12 +179,14 @@ def compare(
         ``"delta"``, ``se``. Attrs ``method``, ``calibration``, ``alpha``, ``ci_prob``,
         ``ci_kind``, ``paired`` (bool: whether a joint verdict table was used),
         ``shared_items`` (items in the joint table, 0 when unpaired), ``n_resamples``,
-        ``random_seed`` (as text), ``bootstrap_design``, ``bayesjudge_version``.
+        ``random_seed`` (as text), ``bootstrap_design``, ``design`` (the counts' labelling
+        design), ``bayesjudge_version``.
 
     Raises
     ------
     ValueError
-        For an unknown method or calibration, fewer than two systems, or
+        For an unknown method or calibration (``"likelihood"`` too: the profile-likelihood
+        interval of ``estimate`` has no Δθ counterpart here), fewer than two systems, or
         ``calibration="separate"`` with one calibration set shared over systems.
 
     Warns
@@ -222,14 +228,25 @@ def compare(
     ['a - b'] 0.0833 0.0216
     """
     counts = JudgeCounts(counts)
+    method = "bootstrap" if method is None else method
+    if method == "likelihood":
+        raise ValueError(
+            "compare has no method 'likelihood': the profile-likelihood interval of "
+            "estimate(method='likelihood') is for one theta, not for a difference of two. "
+            "Use method='bootstrap' (it resamples by the counts' labelling design), "
+            "method='delta', or bj.fit(counts).compare() for the random design's full "
+            "likelihood."
+        )
     if method not in COMPARE_METHODS:
         raise ValueError(f"method must be one of {list(COMPARE_METHODS)}; got {method!r}.")
     if calibration not in _CALIBRATIONS:
         raise ValueError(f"calibration must be one of {list(_CALIBRATIONS)}; got {calibration!r}.")
     alpha = check_alpha(alpha)
     random_seed = check_seed(random_seed)
+    if bootstrap_design is None:
+        bootstrap_design = counts.design
     if method == "bootstrap":
-        bootstrap_design = check_design(bootstrap_design)
+        bootstrap_design = check_design(bootstrap_design, "bootstrap_design")
         n_resamples = check_resamples(n_resamples, "compare(method='bootstrap')", alpha)
     systems = counts.systems
     if len(systems) < 2:
@@ -271,6 +288,7 @@ def compare(
             "n_resamples": int(n_resamples) if method == "bootstrap" else 0,
             "random_seed": "None" if random_seed is None else str(random_seed),
             "bootstrap_design": bootstrap_design,
+            "design": counts.design,
             "bayesjudge_version": __version__,
         }
     )

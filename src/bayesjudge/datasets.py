@@ -518,13 +518,17 @@ def llmbar_counts(
     stratum: str = "subset",
     share: float = 0.5,
     random_seed=None,
+    design: str = "random",
 ):
     """Count one strategy's LLMBar verdicts: judges as systems, ``stratum`` as strata.
 
     Splits the items at random (:func:`split_calibration`, separately within each stratum)
     and counts them with :meth:`bayesjudge.JudgeCounts.from_frames`. Unparsed verdicts are
     left out of the counts of their judge (a :class:`~bayesjudge.MissingLabelWarning` says
-    how many).
+    how many). The labelled ("calibration") items are a random subset of each stratum's
+    items, not chosen by their gold label, so the counts carry the random labelling design
+    (``design="random"``; each item is counted once, the labelled ones only in m0, tn, m1,
+    tp); see ``docs/labelling-design.md``.
 
     Parameters
     ----------
@@ -536,11 +540,15 @@ def llmbar_counts(
         Share of each stratum's items used for calibration.
     random_seed : int or numpy.random.Generator, optional
         Seed of the split.
+    design : {"random", "stratified"}, default "random"
+        The labelling design the counts declare. ``"random"`` is the design of this split;
+        ``"stratified"`` declares it stratified (m0, m1 treated as fixed by design), which
+        ignores the information in the labelled items' gold labels: valid, but wider.
 
     Returns
     -------
     JudgeCounts
-        Dims (system, stratum): systems are the evaluators.
+        Dims (system, stratum): systems are the evaluators; ``counts.design`` is ``design``.
 
     Examples
     --------
@@ -550,8 +558,8 @@ def llmbar_counts(
     ...                       "human": [True, False, True, False],
     ...                       "judge": pd.array([True, False, True, True], dtype="boolean")})
     >>> counts = llmbar_counts(frame, random_seed=0)
-    >>> int(counts.n.sum() + counts.m0.sum() + counts.m1.sum())
-    4
+    >>> int(counts.n.sum() + counts.m0.sum() + counts.m1.sum()), counts.design
+    (4, 'random')
     """
     for column in ("strategy", "swap"):
         if column in frame.columns:
@@ -563,4 +571,5 @@ def llmbar_counts(
         calib[columns].astype({"judge": "object"}).replace({pd.NA: None}),
         system="evaluator",
         stratum=stratum,
+        design=design,
     )

@@ -41,14 +41,16 @@ from bayesjudge.core.paired import (
     shared_calibration_bias_se,
     shared_calibration_shift,
 )
+from bayesjudge.core.pooling import homogeneity_test, pooled_half_width, pooling_bias
 from bayesjudge.core.youden import simultaneous_differences, youden, youden_difference
-from bayesjudge.data import JudgeCounts
+from bayesjudge.data import DIMS, JudgeCounts
 from bayesjudge.warnings import (
     BayesJudgeWarning,
     CalibrationDesignWarning,
     CalibrationSizeWarning,
     LowJudgeQualityWarning,
     NearTieWarning,
+    PooledCalibrationWarning,
 )
 
 __all__ = [
@@ -56,8 +58,13 @@ __all__ = [
     "DESIGNS",
     "MAX_LISTED",
     "NEAR_TIE_FRACTION",
+    "POOLED_BIAS_RATIO_MAX",
+    "POOLED_LISTED",
     "Diagnosis",
     "check_comparison",
+    "check_pooled_calibration",
+    "collapsed_interval_message",
+    "collapsed_intervals",
     "comparison_table",
     "emit_grouped",
     "grouped_message",
@@ -1327,3 +1334,360 @@ def _calibration_size_findings(counts, alpha, level, target) -> list[Diagnosis]:
                                              f", to m0 = {m0n}, m1 = {m1n}"))
             )  # fmt: skip
     return found
+
+
+# --------------------------------------------------------------------- pooled calibration
+
+#: A bias that pooling adds matters when it exceeds this many standard errors of the pooled
+#: estimate (the same yardstick as :data:`BIAS_RATIO_MAX`: half an SE keeps a nominal 95%
+#: interval's coverage at 92.1%; a bias of one half-width, 1.96 SE, drops it to 50%).
+POOLED_BIAS_RATIO_MAX = BIAS_RATIO_MAX
+#: A pooled-calibration warning lists at most this many groups per stratum (worst first).
+POOLED_LISTED = 10
+
+
+def _pooled_dims(dims) -> tuple[str, ...]:
+    """Validate ``dims`` of :func:`check_pooled_calibration`; return them in DIMS order."""
+    given = (dims,) if isinstance(dims, str) else tuple(dims)
+    bad = [d for d in given if d not in DIMS]
+    if bad or not given:
+        raise ValueError(
+            f"dims must name the dims the calibration is pooled over, some of {list(DIMS)}; "
+            f"got {dims!r}. Pass dims=('system',) for calibration pooled over systems."
+        )
+    return tuple(d for d in DIMS if d in given)
+
+
+def _group_names(ds: xr.Dataset, dims: tuple[str, ...]) -> list[str]:
+    """Labels of the groups along ``dims`` (their product, C order), shown safely."""
+    if len(dims) == 1:
+        return [terminal_safe(v) for v in ds[dims[0]].values.tolist()]
+    return [group_label(s, t) for s in ds["system"].values.tolist()
+            for t in ds["stratum"].values.tolist()]  # fmt: skip
+
+
+def _pooled_findings(arr: dict, alpha: float) -> dict:
+    """Apply the rule of :func:`check_pooled_calibration` to ``(group, rest)`` arrays."""
+    out = {}
+    for q, (x, m) in (("q0", ("tn", "m0")), ("q1", ("tp", "m1"))):
+        h = homogeneity_test(arr[x], arr[m], axis=0)
+        out[f"{q}_statistic"], out[f"{q}_df"] = h.statistic, h.df
+        out[f"{q}_pvalue"], out[f"{q}_pooled"] = h.pvalue, h.pooled
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out[f"{q}_hat"] = arr[x] / arr[m]
+    pooled = tuple(arr[f].sum(axis=0) for f in _CAL)
+    res = pooling_bias(arr["k"], arr["n"], *(arr[f] for f in _CAL), axis=0)
+    half = pooled_half_width(arr["k"], arr["n"], *pooled, alpha=alpha)
+    tol = POOLED_BIAS_RATIO_MAX * half / float(stats.norm.isf(alpha / 2))
+    testable = np.isfinite(res.linear) & np.isfinite(tol)
+    tested = np.isfinite(out["q0_pvalue"]) | np.isfinite(out["q1_pvalue"])  # (rest,)
+    # Bonferroni: alpha/2 for the 2 homogeneity tests per tested stratum, alpha/2 for the
+    # per-group bias tests (two-sided), so a judge equal on every group warns at most alpha.
+    level_q = alpha / (4 * max(int(tested.sum()), 1))
+    z_b = float(stats.norm.isf(alpha / (4 * max(int(testable.sum()), 1))))
+    with np.errstate(invalid="ignore"):
+        differs = tested & ((np.nan_to_num(out["q0_pvalue"], nan=1.0) < level_q)
+                            | (np.nan_to_num(out["q1_pvalue"], nan=1.0) < level_q))  # fmt: skip
+        excess = testable & (np.abs(res.linear) - z_b * res.se > tol)
+        small = testable & (np.abs(res.linear) + z_b * res.se <= tol)
+    present = (arr["n"] > 0) & ((arr["m0"] > 0) | (arr["m1"] > 0))
+    shown_small = np.all(small | ~present, axis=0)
+    out.update(
+        bias=res.bias, bias_linear=res.linear, bias_se=res.se, theta_pooled=res.theta_pooled,
+        theta_own=res.theta_own, identified=res.identified, half_width=half, tolerance=tol,
+        bias_excess=excess,
+        q_differs=differs, flagged=(differs & ~shown_small) | excess.any(axis=0),
+        level_q=level_q, z_bias=z_b,
+    )  # fmt: skip
+    return out
+
+
+def _pooled_message(out: dict, names: list[str], where: list[str], what: str, alpha: float):
+    """Return the warning text of :func:`check_pooled_calibration` for the flagged strata."""
+    level = f"{100 * (1 - alpha):g}%"
+    parts = []
+    for r in np.nonzero(out["flagged"])[0]:
+        tests = []
+        for q in ("q0", "q1"):
+            if np.isfinite(out[f"{q}_pvalue"][r]):
+                tests.append(
+                    f"{q} X² = {out[f'{q}_statistic'][r]:.1f} (df {int(out[f'{q}_df'][r])}, "
+                    f"p {format_probability(float(out[f'{q}_pvalue'][r]), relation=True)})"
+                )
+        bias = out["bias"][:, r]
+        size = np.where(np.isfinite(bias), np.abs(bias), np.abs(out["bias_linear"][:, r]))
+        order = np.argsort(-np.nan_to_num(size, nan=np.inf), kind="stable")
+        listed = []
+        for g in order[:POOLED_LISTED]:
+            q0, q1 = out["q0_hat"][g, r], out["q1_hat"][g, r]
+            own = f"{names[g]}: q̂0 = {q0:.2f}, q̂1 = {q1:.2f}, "
+            lin, se = out["bias_linear"][g, r], out["bias_se"][g, r]
+            first = f"first order {lin:+.3f} ± {se:.3f}" if np.isfinite(lin) else ""
+            if out["identified"][g, r]:
+                own += f"bias {bias[g]:+.3f} ({first})"
+            else:
+                jj = q0 + q1 - 1
+                own += (f"bias not identifiable (own Ĵ = {jj:.2f}" if np.isfinite(jj)
+                        else "bias not identifiable (a label is missing")  # fmt: skip
+                own += f"; {first})" if first else ")"
+            listed.append(own)
+        more = len(order) - POOLED_LISTED
+        tail = f"; and {more} more (in the returned Dataset)" if more > 0 else ""
+        half = np.nanmax(out["half_width"][:, r]) if np.isfinite(
+            out["half_width"][:, r]).any() else np.nan  # fmt: skip
+        parts.append(
+            f"{where[r]}the judge's accuracy differs between the {len(names)} {what} whose "
+            f"calibration is pooled ({'; '.join(tests) or 'not testable'}); own q̂0, q̂1 and "
+            f"the bias pooling adds to θ̂ (pooled minus own; the pooled {level} intervals' "
+            f"half-width is at most {half:.3f}): " + "; ".join(listed) + tail
+        )
+    return (
+        "Pooled calibration does not fit: " + ". ".join(parts) + ". Pooled intervals are "
+        "narrow around values that are wrong by about these biases (amplified 1/J, and a "
+        "group where the judge is near chance is corrected as if it were as good as the "
+        f"others). Do not pool: use each of the {what}' own calibration "
+        "(estimate(..., calibration='own'), fit(..., calibration='separate')) or a "
+        "hierarchical model (fit(..., calibration='hierarchical')), and label calibration "
+        f"items of each of the {what}."
+    )
+
+
+def check_pooled_calibration(
+    counts: JudgeCounts, dims=("system",), *, alpha: float = 0.05, stacklevel: int = 2
+) -> xr.Dataset:
+    """Test whether one calibration set may serve the groups it is pooled over; warn if not.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Test and calibration counts with each group's own calibration labels (before
+        pooling).
+    dims : str or sequence of {"system", "stratum"}, default ("system",)
+        The dims the calibration is (to be) pooled over; the test is made separately for
+        each label of the other dim (each stratum, for pooling over systems).
+    alpha : float, default 0.05
+        The false-alarm rate of the whole check for a judge that is the same on every
+        group, and the level of the pooled interval whose SE scales the bias tolerance.
+    stacklevel : int, default 2
+        Passed to :func:`warnings.warn` (2: the caller of this function; a function that
+        calls this on its user's behalf passes 3).
+
+    Returns
+    -------
+    xarray.Dataset
+        Over ``(system, stratum)``: ``q0_hat``, ``q1_hat`` (own), ``bias`` (θ̂ with the pooled
+        calibration minus θ̂ with the own, unclipped), ``bias_linear`` (its first-order
+        version) and ``bias_se`` (the SE of that), ``theta_pooled``,
+        ``theta_own``, ``identified``, ``half_width`` (of the pooled delta-method interval),
+        ``tolerance`` and ``bias_excess``. Over the other dim (``stratum`` for
+        ``dims=("system",)``; none when pooling over both): ``q0_statistic``, ``q0_df``,
+        ``q0_pvalue``, ``q0_pooled`` and the same for q1, ``q_differs`` and ``flagged``.
+        Attrs: ``alpha``, ``dims``, ``tested`` (False, with a ``reason``, where nothing
+        could be tested: every variable is then NaN or False), ``level_q``, ``z_bias``.
+
+    Warns
+    -----
+    PooledCalibrationWarning
+        Once, where some stratum is ``flagged``; the message names the groups with their
+        q̂0, q̂1 and implied bias (worst first, at most :data:`POOLED_LISTED` per stratum),
+        the test statistics, and what to do (each group's own calibration, or a
+        hierarchical model).
+
+    Notes
+    -----
+    The rule, per label of the other dim (say, stratum):
+
+    1. **The judge differs** (``q_differs``): Pearson's chi-square test of homogeneity of
+       ``tn/m0`` (q0) or of ``tp/m1`` (q1) over the groups
+       (:func:`bayesjudge.core.pooling.homogeneity_test`) has p below
+       ``alpha / (4 R)``, R the number of tested strata (Bonferroni: ``alpha/2`` over the 2R
+       tests).
+    2. **A bias that matters** (``bias_excess``): for a group with test items and labels
+       of both kinds, ``|bias_linear| − z·bias_se > tolerance``, with ``tolerance`` =
+       :data:`POOLED_BIAS_RATIO_MAX` (0.5) standard errors of the group's pooled estimate
+       (eq. 10 with the pooled calibration) and z the normal quantile at
+       ``alpha / (4 N)``, N the number of such groups (``alpha/2`` over the N two-sided
+       tests). The test uses the first-order bias, linear in the proportions, and the
+       larger of its null and unrestricted SEs
+       (:func:`bayesjudge.core.pooling.pooling_bias`): the exact ``bias`` divides by the
+       group's own Ĵ and is too heavy-tailed to test with few labels.
+
+    A stratum is ``flagged`` when some group shows a bias that matters, or when the judge
+    differs and the biases are not all shown small (``|bias_linear| + z·bias_se <=
+    tolerance`` for every group with test and calibration items; a group without labels of
+    both kinds cannot be shown small). So a large calibration set that detects a q
+    difference too small to move any estimate does not warn. With a
+    judge that is the same on every group the check warns with probability at most
+    ``alpha`` (asymptotically; checked by simulation in the tests).
+
+    Nothing is tested (``attrs["tested"]`` False, no warning) when the counts carry copies
+    of one calibration set along a dim in ``dims`` (:attr:`JudgeCounts.
+    calibration_shared_over`: the groups' own labels are not known), or when there is only
+    one group to pool.
+
+    References
+    ----------
+    Fiedler, "Bias and Uncertainty in LLM-as-a-Judge Estimation", Sec. 4.4 and App. C (the
+    bias of a shared calibration set); Agresti, *Categorical Data Analysis*, Sec. 3.2.
+
+    Examples
+    --------
+    Two systems on which the judge errs differently (q̂0 0.9 and 0.5):
+
+    >>> import warnings
+    >>> import bayesjudge as bj
+    >>> from bayesjudge.diagnostics import check_pooled_calibration
+    >>> counts = bj.JudgeCounts.from_counts(
+    ...     n=[1000, 1000], k=[600, 600], m0=[100, 100], tn=[90, 50],
+    ...     m1=[100, 100], tp=[90, 90], system=["a", "b"])
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     r = check_pooled_calibration(counts)
+    >>> [type(w.message).__name__ for w in caught]
+    ['PooledCalibrationWarning']
+    >>> r["bias"].values.ravel().round(3).tolist(), bool(r["flagged"].item())
+    ([-0.125, 0.25], True)
+    """
+    counts = JudgeCounts(counts)
+    alpha = check_alpha(alpha)
+    dims = _pooled_dims(dims)
+    rest = tuple(d for d in DIMS if d not in dims)
+    ds = counts.dataset.transpose(*dims, *rest)
+    n_groups = int(np.prod([ds.sizes[d] for d in dims]))
+    shape = (n_groups, -1)
+    arr = {v: ds[v].values.astype(float).reshape(shape) for v in ("n", "k", *_CAL)}
+    shared = [d for d in dims if d in counts.calibration_shared_over]
+    reason = ""
+    if shared:
+        reason = (f"the counts carry one calibration set shared over {shared}: the groups' "
+                  f"own labels are not known")  # fmt: skip
+    elif n_groups < 2:
+        reason = "only one group to pool"
+    out = _pooled_findings(arr, alpha)
+    if reason:
+        out = {k: (np.zeros_like(v, dtype=bool) if np.asarray(v).dtype == bool
+                   else np.full(np.shape(v), np.nan)) for k, v in out.items()}  # fmt: skip
+    full_dims = (*dims, *rest)
+    rest_shape = tuple(ds.sizes[d] for d in rest)
+    full_shape = tuple(ds.sizes[d] for d in full_dims)
+    data = {}
+    for name, value in out.items():
+        value = np.asarray(value)
+        if name in ("level_q", "z_bias"):
+            continue
+        if value.ndim == 2:
+            data[name] = xr.DataArray(value.reshape(full_shape), dims=full_dims)
+        else:
+            data[name] = xr.DataArray(value.reshape(rest_shape), dims=rest)
+    result = xr.Dataset(data, coords={d: ds[d].values for d in DIMS})
+    result = result.transpose(*(d for d in DIMS if d in result.dims))
+    result.attrs = {"alpha": alpha, "dims": ",".join(dims), "tested": not reason,
+                    "reason": reason, "level_q": float(np.asarray(out["level_q"])),
+                    "z_bias": float(np.asarray(out["z_bias"]))}  # fmt: skip
+    flagged = np.atleast_1d(np.asarray(out["flagged"], dtype=bool))
+    if not reason and flagged.any():
+        if rest:
+            labels = ds[rest[0]].values.tolist()
+            where = [f"In {rest[0]} {terminal_safe(v)}, " for v in labels]
+        else:
+            where = [""]
+        what = "groups" if len(dims) > 1 else f"{dims[0].replace('system', 'systems')}"
+        what = "strata" if what == "stratum" else what
+        flat = {k: (np.asarray(v).reshape(n_groups, -1) if np.ndim(v) == 2
+                    else np.atleast_1d(np.asarray(v))) for k, v in out.items()}  # fmt: skip
+        msg = _pooled_message(flat, _group_names(ds, dims), where, what, alpha)
+        warnings.warn(msg, PooledCalibrationWarning, stacklevel=stacklevel)
+    return result
+
+
+# ------------------------------------------------------------------ collapsed intervals
+
+
+def collapsed_intervals(result: xr.Dataset, var: str = "ci") -> xr.DataArray:
+    """Return where an interval was clipped to a single point at 0 or 1.
+
+    Parameters
+    ----------
+    result : xarray.Dataset
+        A result with an interval variable ``var`` along dim ``ci_bound``
+        (``bayesjudge.estimate(...)``).
+    var : str, default "ci"
+        The interval variable.
+
+    Returns
+    -------
+    xarray.DataArray
+        Boolean, over the interval's other dims: True where ``lower == upper`` and the bound
+        is 0 or 1 — an interval truncated to [0, 1] from an estimate (and a whole interval)
+        outside [0, 1], which is not a certain θ.
+
+    Examples
+    --------
+    >>> import numpy as np, xarray as xr
+    >>> from bayesjudge.diagnostics import collapsed_intervals
+    >>> ci = xr.DataArray([[0.0, 0.0], [0.2, 0.4], [1.0, 1.0]], dims=("system", "ci_bound"),
+    ...                   coords={"ci_bound": ["lower", "upper"]})
+    >>> collapsed_intervals(xr.Dataset({"ci": ci})).values.tolist()
+    [True, False, True]
+    """
+    if var not in result or "ci_bound" not in result[var].dims:
+        raise ValueError(
+            f"result must hold an interval variable {var!r} along dim 'ci_bound' (as "
+            f"bayesjudge.estimate returns); it has {sorted(result.data_vars)}."
+        )
+    lower = result[var].sel(ci_bound="lower", drop=True)
+    upper = result[var].sel(ci_bound="upper", drop=True)
+    return (lower == upper) & ((lower == 0) | (lower == 1))
+
+
+def collapsed_interval_message(result: xr.Dataset, var: str = "ci") -> str | None:
+    """Return where intervals collapsed to a point at 0 or 1 and what it means (None if none).
+
+    For an ``estimate`` result over ``(system, stratum)``: names the groups (at most
+    :data:`MAX_LISTED`) with p̂, q̂0, q̂1 where the result has them, and says that the
+    corrected estimate fell outside [0, 1] — p̂ below the judge's false-positive rate
+    1 − q̂0 gives θ̂ < 0, p̂ above q̂1 gives θ̂ > 1 — so the calibration does not fit that
+    group's verdicts (a calibration pooled over groups where the judge differs, a judge near
+    chance, or chance with few labels). The point is not a certain θ.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> from bayesjudge.diagnostics import collapsed_interval_message
+    >>> ds = xr.Dataset(
+    ...     {"ci": (("system", "stratum", "ci_bound"), [[[1.0, 1.0]]]),
+    ...      "p_hat": (("system", "stratum"), [[0.95]]),
+    ...      "q0_hat": (("system", "stratum"), [[0.8]]),
+    ...      "q1_hat": (("system", "stratum"), [[0.9]])},
+    ...     coords={"system": ["a"], "stratum": ["all"], "ci_bound": ["lower", "upper"]})
+    >>> print(collapsed_interval_message(ds)[:76])
+    The interval of system=a/stratum=all is the single point [1, 1] (p̂ = 0.950,
+    """
+    mask = collapsed_intervals(result, var)
+    if not bool(mask.any()):
+        return None
+    mask = mask.transpose("system", "stratum") if set(mask.dims) == set(DIMS) else mask
+    cases = []
+    for index in zip(*np.nonzero(mask.values), strict=True):
+        where = {d: mask[d].values[i] for d, i in zip(mask.dims, index, strict=True)}
+        label = (group_label(where["system"], where["stratum"]) if set(where) == set(DIMS)
+                 else ", ".join(f"{d}={terminal_safe(v)}" for d, v in where.items()))  # fmt: skip
+        bound = float(result[var].sel(where).sel(ci_bound="lower"))
+        numbers = [
+            f"{name} = {float(result[key].sel(where)):.3f}"
+            for key, name in (("p_hat", "p̂"), ("q0_hat", "q̂0"), ("q1_hat", "q̂1"))
+            if key in result and set(result[key].dims) <= set(where)
+        ]
+        shown = f" ({', '.join(numbers)})" if numbers else ""
+        cases.append(f"{label} is the single point [{bound:g}, {bound:g}]{shown}")
+    more = len(cases) - MAX_LISTED
+    listed = "; ".join(cases[:MAX_LISTED]) + (f"; and {more} more" if more > 0 else "")
+    return (
+        f"The interval of {listed}: the corrected estimate fell outside [0, 1] (p̂ below the "
+        "judge's false-positive rate 1 − q̂0 gives θ̂ < 0, p̂ above q̂1 gives θ̂ > 1), and the "
+        "interval was clipped to a point. That is not a certain θ: the calibration does not "
+        "fit these verdicts (a calibration pooled over groups where the judge differs, a "
+        "judge near chance, or chance with few labels). Check with "
+        "bayesjudge.diagnostics.check_pooled_calibration, use each group's own calibration, "
+        "or use the Bayesian model (bayesjudge.fit), whose interval stays in [0, 1] honestly."
+    )

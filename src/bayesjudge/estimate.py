@@ -26,12 +26,14 @@ from bayesjudge.core._validation import (
 from bayesjudge.core.bootstrap import bootstrap_rogan_gladen
 from bayesjudge.core.correction import lang_reiczigel_interval
 from bayesjudge.core.kernels import LOW_J_THRESHOLD, low_j, rogan_gladen_counts
+from bayesjudge.core.likelihood import human_only, likelihood_interval, test_set_interval
 from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.data import JudgeCounts
+from bayesjudge.diagnostics import check_pooled_calibration
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
-__all__ = ["LOW_J_THRESHOLD", "METHODS", "estimate"]
+__all__ = ["DEFAULT_METHODS", "ESTIMANDS", "LOW_J_THRESHOLD", "METHODS", "estimate"]
 
 #: Methods understood by :func:`estimate`, with the ``ci_kind`` each one reports.
 METHODS = {
@@ -39,34 +41,61 @@ METHODS = {
     "naive": "Wilson score (for p, not theta)",
     "bootstrap": "percentile bootstrap",
     "ppi++": "Wald (PPI++)",
+    "likelihood": "profile likelihood",
 }
 
+#: The method ``estimate(method=None)`` uses for each labelling design (``counts.design``).
+DEFAULT_METHODS = {"stratified": "lang-reiczigel", "random": "likelihood"}
+
+#: What ``estimate`` estimates: θ of the population the items come from, or the share truly
+#: correct among this evaluation's items (the test-set θ).
+ESTIMANDS = ("population", "test-set")
+
 _CALIBRATION_DESIGNS = ("own", "shared")
+
+# The advice wherever pooling the calibration over systems is suggested.
+POOLING_CAVEAT = (
+    "pooling assumes that the judge's q0 and q1 do not differ between the systems pooled, and "
+    "is biased (by the difference amplified by 1/J) where they do; calibration='shared' tests "
+    "this on the systems' own calibration counts and warns PooledCalibrationWarning where it "
+    "fails, but a silent test does not prove the judge errs alike"
+)
 
 
 def estimate(
     counts: JudgeCounts,
-    method: str = "lang-reiczigel",
+    method: str | None = None,
     alpha: float = 0.05,
     random_seed=None,
     *,
     calibration: str = "own",
     n_resamples: int = 10_000,
-    bootstrap_design: str = "stratified",
+    bootstrap_design: str | None = None,
+    estimand: str = "population",
 ) -> xr.Dataset:
     """Estimate the true accuracy of every (system, stratum) group with a closed-form method.
 
     Parameters
     ----------
     counts : JudgeCounts
-        Sufficient statistics per group (``n, k, m0, tn, m1, tp``).
-    method : {"lang-reiczigel", "naive", "bootstrap", "ppi++"}, default "lang-reiczigel"
+        Sufficient statistics per group (``n, k, m0, tn, m1, tp``) and the labelling design
+        (``counts.design``).
+    method : {None, "likelihood", "lang-reiczigel", "naive", "bootstrap", "ppi++"}
+        ``None`` (default): the design's default (:data:`DEFAULT_METHODS`),
+        ``"lang-reiczigel"`` for the stratified design and ``"likelihood"`` for the random
+        one (``"lang-reiczigel"`` there too where the calibration is pooled or shared, which
+        ``"likelihood"`` refuses); ``attrs["method"]`` says which was used.
+        ``"likelihood"`` (random design only): the closed-form maximum-likelihood estimate
+        with its profile-likelihood interval
+        (:func:`~bayesjudge.core.likelihood.likelihood_interval`), which uses the human
+        labels themselves as evidence about theta.
         ``"lang-reiczigel"``: Rogan-Gladen point estimate with the Lang-Reiczigel adjusted
         Wald interval (Lee et al. eqs. 5-8). ``"naive"``: the share judged correct, ``k / n``,
         with a Wilson interval; it estimates p, not theta, and is biased unless the judge is
         perfect. ``"bootstrap"``: Rogan-Gladen with a percentile bootstrap that resamples the
         test and calibration sets separately. ``"ppi++"``: prediction-powered inference with
-        power-tuned lambda; needs a calibration set drawn at random from the test distribution.
+        power-tuned lambda; needs labelled items drawn at random from the test distribution
+        (the random design).
     alpha : float, default 0.05
         One minus the interval's coverage probability (``ci_prob = 1 - alpha``); at least
         1e-300, and at least 1e-6 for ``"lang-reiczigel"`` (see
@@ -77,24 +106,50 @@ def estimate(
     calibration : {"own", "shared"}, default "own"
         ``"own"`` corrects each group with its own calibration counts. ``"shared"`` pools the
         calibration counts over all systems within each stratum (Fiedler's shared calibration):
-        it lets a system without calibration data of its own be corrected, but assumes the
-        judge behaves identically on every system; check that with ``youden_difference``.
+        it lets a system without calibration data of its own be corrected, but pooling
+        assumes that the judge's q0 and q1 do not differ between the systems, and is biased
+        where they do; check that first (``youden_difference`` on the systems' own counts).
     n_resamples : int, default 10000
         Number of bootstrap resamples (``method="bootstrap"``): at least 100 and at least
         2 / alpha; below 1000 a ``SmallSampleWarning`` says that the interval's ends carry
         Monte Carlo error.
-    bootstrap_design : {"stratified", "random"}, default "stratified"
+    bootstrap_design : {None, "stratified", "random"}, default None
         How the calibration set was collected (``method="bootstrap"``): ``"stratified"`` fixes
         m0 and m1 by design (as in Lee et al.); ``"random"`` draws calibration items at random.
+        None takes the counts' labelling design, ``counts.design``.
+    estimand : {"population", "test-set"}, default "population"
+        ``"population"``: θ of the population the items were drawn from. ``"test-set"``: the
+        share truly correct among this evaluation's items (the labelled ones' known truth
+        plus the unlabelled ones'), with
+        :func:`~bayesjudge.core.likelihood.test_set_interval`; a closed form exists for
+        ``method="likelihood"`` (the random design) only; for the stratified design use
+        ``bj.fit(counts, estimand="test-set")``.
 
     Returns
     -------
     xarray.Dataset
         Dims ``(system, stratum, ci_bound)``. Variables ``estimate`` and ``ci`` (with
-        ``ci_bound = ["lower", "upper"]``), and the plug-in diagnostics ``p_hat``, ``q0_hat``,
-        ``q1_hat`` and ``youden`` (NaN where the group has no items to estimate them from).
-        Attrs: ``method``, ``ci_kind``, ``ci_prob``, ``alpha``, ``calibration``,
-        ``random_seed``, ``n_resamples``, ``bootstrap_design``, ``bayesjudge_version``.
+        ``ci_bound = ["lower", "upper"]``), the plug-in diagnostics ``p_hat``, ``q0_hat``,
+        ``q1_hat`` and ``youden`` (NaN where the group has no items to estimate them from),
+        and the human-only baseline ``human_estimate`` and ``human_ci``: each group's own
+        labelled items alone, ``m1 / (m0 + m1)`` with a Wilson interval
+        (:func:`~bayesjudge.core.likelihood.human_only`). The baseline is NaN under the
+        stratified design (m0 and m1 are fixed by design there, so ``m1 / (m0 + m1)``
+        estimates nothing), where a group has no labelled items, and where its labelled
+        items are copies of a set shared with other groups (they are not its own sample).
+        Attrs: ``method`` (the method used), ``method_chosen`` (``"requested"`` or
+        ``"design default"``), ``design``, ``estimand``, ``ci_kind``, ``ci_prob``, ``alpha``,
+        ``calibration``, ``random_seed``, ``n_resamples``, ``bootstrap_design``,
+        ``bayesjudge_version``.
+
+    Raises
+    ------
+    ValueError
+        For an unknown method, calibration or estimand; for ``method="likelihood"`` on
+        stratified counts (m1 is then fixed by design and carries no information about
+        theta) or with a pooled or shared calibration (one set's truth counts would count as
+        evidence for every group's theta); for ``estimand="test-set"`` with a method other
+        than ``"likelihood"``.
 
     Warns
     -----
@@ -106,24 +161,31 @@ def estimate(
         (:func:`bayesjudge.core.kernels.low_j`), which ``check_comparison`` applies too.
     LowJudgeQualityWarning
         Where Ĵ = 0 exactly (Rogan-Gladen methods): the estimate is NaN and the interval
-        [0, 1] there, and the message says so. For ``"ppi++"`` the low-J message says
-        instead that PPI++ falls back to about the human-only interval (it does not divide
-        by J).
+        [0, 1] there, and the message says so. For ``"ppi++"`` and ``"likelihood"`` the
+        low-J message says instead that the method falls back to about the human-only
+        interval (neither divides by J).
     SmallSampleWarning
         Where a group has no test items, or (for corrected methods) no calibration items of
-        one true label; the estimate there is NaN and the message names the groups. Also
-        when ``n_resamples`` is below 1000 (``method="bootstrap"``).
+        one true label (for ``"likelihood"``: no labelled items at all, or no labelled item
+        of a verdict that some item received, where the estimate is NaN but the interval
+        valid); the estimate there is NaN and the message names the groups. Also when
+        ``n_resamples`` is below 1000 (``method="bootstrap"``), and where an interval is a
+        single point at 0 or 1: the corrected estimate fell outside [0, 1] and was clipped,
+        which signals a misfit (too few calibration items, or a judge that behaves
+        differently on these test items than on the calibration items), not certainty.
 
     Notes
     -----
     Every group is computed at once by the vectorised core functions
     (:func:`lang_reiczigel_interval`, :func:`naive`, :func:`bootstrap_rogan_gladen`,
-    :func:`ppi_mean`). The Lang-Reiczigel interval keeps close to nominal coverage for
-    n = 1000 and m0 = m1 = 100 across theta in [0.05, 0.95] (Lee et al. Sec. 7; tested in
-    ``tests/core/test_correction_coverage.py``). Rogan-Gladen needs only that the judge behaves
-    the same on calibration and test items given the truth, so a calibration set stratified
-    by truth is fine; PPI++ instead needs calibration items drawn from the test distribution
-    (Lee et al. Sec. 8).
+    :func:`ppi_mean`, :func:`likelihood_interval`). The Lang-Reiczigel interval keeps close
+    to nominal coverage for n = 1000 and m0 = m1 = 100 across theta in [0.05, 0.95] (Lee et
+    al. Sec. 7; tested in ``tests/core/test_correction_coverage.py``). Rogan-Gladen needs only
+    that the judge behaves the same on calibration and test items given the truth, so a
+    calibration set stratified by truth is fine, and it stays valid (but wasteful) under the
+    random design; PPI++ instead needs calibration items drawn from the test distribution
+    (Lee et al. Sec. 8). Under the random design the likelihood interval is about half as
+    wide as Lang-Reiczigel's, like PPI++ (docs/estimators.md).
 
     Edge cases, one answer per group rather than a wrong number. Where Ĵ = q̂0 + q̂1 − 1 is
     exactly 0 (tested on the integer counts) the Rogan-Gladen estimate divides by 0: the
@@ -133,49 +195,69 @@ def estimate(
     judge that calls every item correct, m0 = 2, m1 = 100, it is [0.94, 1].) With
     ``"ppi++"`` a group whose labelled items all have one human label (m0 = 0 or m1 = 0) is
     NaN with a warning that says why, as from :func:`~bayesjudge.core.ppi.ppi_mean`.
+    ``"likelihood"`` needs labelled items but neither unlabelled ones (n = 0 is fine) nor
+    both human labels (its interval then reaches 0 or 1).
 
     References
     ----------
     .. [1] C. Lee, T. Zeng, J. Jeong, J. Sohn, K. Lee, "How to Correctly Report LLM-as-a-Judge
-       Evaluations", arXiv:2511.21140 (eqs. 5-8, Sec. 7-8).
+       Evaluations", arXiv:2511.21140 (eqs. 5-8, Sec. 6-8).
     .. [2] J. Fiedler, "Bias and Uncertainty in LLM-as-a-Judge Estimation", arXiv:2605.06939
        (Sec. 3.3, 4.3-4.4: shared calibration, bootstrap design, Youden J diagnostics).
+    .. [3] A. Tenenbein, "A double sampling scheme for estimating from binomial data with
+       misclassifications", J. Am. Stat. Assoc. 65 (1970) 1350-1361.
 
     Examples
     --------
     >>> import bayesjudge as bj
     >>> counts = bj.JudgeCounts.from_counts(n=1000, k=400, m0=100, tn=70, m1=100, tp=90)
-    >>> result = bj.estimate(counts, method="lang-reiczigel")
-    >>> round(float(result["estimate"].squeeze()), 4)
-    0.1667
+    >>> result = bj.estimate(counts)  # stratified design: Lang-Reiczigel
+    >>> result.attrs["method"], round(float(result["estimate"].squeeze()), 4)
+    ('lang-reiczigel', 0.1667)
     >>> result["ci"].squeeze().round(4).values.tolist()
     [0.0139, 0.2898]
+    >>> random = bj.JudgeCounts.from_counts(n=1800, k=738, m0=140, tn=112, m1=60, tp=54,
+    ...                                     design="random")
+    >>> result = bj.estimate(random)  # random design: the profile-likelihood interval
+    >>> result.attrs["method"], result["ci"].squeeze().round(4).values.tolist()
+    ('likelihood', [0.2503, 0.3503])
+    >>> result["human_ci"].squeeze().round(4).values.tolist()  # the labelled items alone
+    [0.2407, 0.3668]
     """
     if not isinstance(counts, JudgeCounts):
         raise TypeError(
             f"counts must be a bayesjudge.JudgeCounts; got {type(counts).__name__}. "
             "Build one with JudgeCounts.from_counts(...) or JudgeCounts.from_frames(...)."
         )
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}; got {method!r}.")
     if calibration not in _CALIBRATION_DESIGNS:
         raise ValueError(
             f"calibration must be one of {list(_CALIBRATION_DESIGNS)}; got {calibration!r}."
         )
+    requested = method
+    method = _resolve_method(counts, method, calibration, estimand)
     alpha = check_lr_alpha(alpha) if method == "lang-reiczigel" else check_alpha(alpha)
     random_seed = check_seed(random_seed)
     if method == "bootstrap":
-        bootstrap_design = check_design(bootstrap_design)
+        bootstrap_design = check_design(
+            counts.design if bootstrap_design is None else bootstrap_design, "bootstrap_design"
+        )
         n_resamples = check_resamples(n_resamples, "estimate(method='bootstrap')", alpha)
+    human_point, human_lower, human_upper = _human_baseline(counts, alpha)
     if calibration == "shared":
+        # Before any number: does one pooled set fit every system? (Fiedler; warns if not)
+        check_pooled_calibration(counts, ("system",), alpha=alpha, stacklevel=3)
         counts = counts.pooled_calibration("system")
     ds = counts.dataset  # dims are always ("system", "stratum"), in that order
     n, k, m0, tn, m1, tp = (ds[v].values.astype(float) for v in ("n", "k", "m0", "tn", "m1", "tp"))
 
     has_test = counts.has_test().values
     has_calibration = counts.has_calibration().values
-    usable = has_test if method == "naive" else has_test & has_calibration
-    _warn_unusable(ds, has_test, has_calibration, method, calibration)
+    if method == "likelihood":
+        _warn_likelihood(ds, n, k, m0, tn, m1, tp)
+        usable = (m0 + m1) > 0
+    else:
+        usable = has_test if method == "naive" else has_test & has_calibration
+        _warn_unusable(ds, has_test, has_calibration, method, calibration)
 
     p_hat, q0_hat, q1_hat, j_hat = (
         f().values for f in (counts.p_hat, counts.q0_hat, counts.q1_hat, counts.youden_hat)
@@ -200,12 +282,17 @@ def estimate(
             random_seed=random_seed,
             n_resamples=n_resamples,
             bootstrap_design=bootstrap_design,
+            estimand=estimand,
         )
     if method != "naive":
         _warn_low_j(ds, has_calibration & has_test, tn, m0, tp, m1, alpha, method)
+    _warn_point_intervals(ds, lower, upper, method, calibration, estimand, n)
 
     coords = {"system": ds["system"].values, "stratum": ds["stratum"].values}
     dims = ("system", "stratum")
+    ci_kind = METHODS[method]
+    if estimand == "test-set":
+        ci_kind += ", test-set estimand (prediction of the unlabelled items' truth)"
     out = xr.Dataset(
         {
             "estimate": (dims, point),
@@ -214,11 +301,16 @@ def estimate(
             "q0_hat": (dims, q0_hat),
             "q1_hat": (dims, q1_hat),
             "youden": (dims, j_hat),
+            "human_estimate": (dims, human_point),
+            "human_ci": ((*dims, "ci_bound"), np.stack([human_lower, human_upper], axis=-1)),
         },
         coords={**coords, "ci_bound": ["lower", "upper"]},
         attrs={
             "method": method,
-            "ci_kind": METHODS[method],
+            "method_chosen": "design default" if requested is None else "requested",
+            "design": counts.design,
+            "estimand": estimand,
+            "ci_kind": ci_kind,
             "ci_prob": 1 - alpha,
             "alpha": alpha,
             "calibration": calibration,
@@ -228,16 +320,87 @@ def estimate(
             "bayesjudge_version": __version__,
         },
     )
-    out["estimate"].attrs["long_name"] = (
-        "share judged correct (p_hat)" if method == "naive" else "corrected true accuracy (theta)"
+    out["estimate"].attrs["long_name"] = _long_name(method, estimand)
+    out["human_estimate"].attrs["long_name"] = (
+        "human labels alone: share of the labelled items truly correct (Wilson interval)"
     )
     return out
 
 
+def _long_name(method: str, estimand: str) -> str:
+    if method == "naive":
+        return "share judged correct (p_hat)"
+    if estimand == "test-set":
+        return "share truly correct among this evaluation's items (test-set theta)"
+    return "corrected true accuracy (theta)"
+
+
+def _resolve_method(counts: JudgeCounts, method, calibration: str, estimand: str) -> str:
+    """Return the method to use: the design's default for None; refuse what cannot apply."""
+    if estimand not in ESTIMANDS:
+        raise ValueError(f"estimand must be one of {list(ESTIMANDS)}; got {estimand!r}.")
+    shared = calibration == "shared" or bool(counts.calibration_shared_over)
+    if method is None:
+        method = DEFAULT_METHODS[counts.design]
+        if method == "likelihood" and shared:
+            method = "lang-reiczigel"  # the likelihood needs each group's own labelled items
+    if method not in METHODS:
+        raise ValueError(
+            f"method must be one of {sorted(METHODS)}, or None for the labelling design's "
+            f"default; got {method!r}."
+        )
+    if method == "likelihood" and counts.design != "random":
+        raise ValueError(
+            "method='likelihood' needs the random labelling design (counts.design == "
+            "'random'): it counts the labelled items that humans call correct, m1 ~ "
+            "Binomial(m0 + m1, theta), as evidence about theta, which holds only when the "
+            "labelled items are a random subset of the judged ones. These counts are "
+            "'stratified' (m0 and m1 fixed by design), where m1 says nothing about theta. Use "
+            "method='lang-reiczigel' (the default for this design) or 'bootstrap'; if the "
+            "labelled items were in fact drawn at random, build the counts with "
+            "design='random'."
+        )
+    if method == "likelihood" and shared:
+        raise ValueError(
+            "method='likelihood' needs each group's own labelled items: with a calibration "
+            "pooled over systems (calibration='shared') or one set shared by several groups "
+            f"(counts.calibration_shared_over = {counts.calibration_shared_over!r}), that set's "
+            "truth counts would count as evidence for every group's theta. Use "
+            "calibration='own' with each group's own labelled items, "
+            "method='lang-reiczigel', or bj.fit(counts, calibration='shared'), which models "
+            "one shared set correctly."
+        )
+    if estimand == "test-set" and method != "likelihood":
+        raise ValueError(
+            f"estimand='test-set' has a closed form only for method='likelihood' (the random "
+            f"labelling design); got method={method!r} for {counts.design!r} counts. Use "
+            f"method='likelihood' on random-design counts, or bj.fit(counts, "
+            f"estimand='test-set') (the Bayesian models and the exact engine) otherwise."
+        )
+    return method
+
+
+def _human_baseline(counts: JudgeCounts, alpha: float):
+    """Return the human-only baseline per group (NaN unless own, randomly labelled items)."""
+    ds = counts.dataset
+    shape = ds["n"].shape
+    nan = np.full(shape, np.nan)
+    if counts.design != "random" or counts.calibration_shared_over:
+        return nan, nan.copy(), nan.copy()
+    tn, m0, tp, m1 = (ds[v].values.astype(float) for v in ("tn", "m0", "tp", "m1"))
+    res = human_only(tn, m0, tp, m1, alpha=alpha)
+    return (np.broadcast_to(np.asarray(v, dtype=float), shape).copy() for v in res)
+
+
 def _compute(
-    method, c, p_hat, q0_hat, q1_hat, alpha, *, random_seed, n_resamples, bootstrap_design
-):
+    method, c, p_hat, q0_hat, q1_hat, alpha, *, random_seed, n_resamples, bootstrap_design,
+    estimand="population",
+):  # fmt: skip
     """Return (estimate, lower, upper) arrays for the usable groups in ``c``."""
+    if method == "likelihood":
+        interval = test_set_interval if estimand == "test-set" else likelihood_interval
+        res = interval(*(c[v] for v in ("k", "n", "tn", "m0", "tp", "m1")), alpha=alpha)
+        return res.estimate, res.lower, res.upper
     if method == "naive":
         return naive(c["k"], c["n"], alpha=alpha, method="wilson")
     if method == "ppi++":
@@ -311,8 +474,8 @@ def _warn_unusable(ds, has_test, has_calibration, method, calibration) -> None:
         )
     elif method != "naive" and missing.any():
         hint = (
-            "pass calibration='shared' to borrow the calibration pooled over systems (assumes "
-            "the judge behaves the same on every system), or "
+            "pass calibration='shared' to borrow the calibration pooled over systems (but "
+            f"{POOLING_CAVEAT}), or "
             if calibration == "own"
             else ""
         )
@@ -326,6 +489,62 @@ def _warn_unusable(ds, has_test, has_calibration, method, calibration) -> None:
         )
 
 
+def _warn_likelihood(ds, n, k, m0, tn, m1, tp) -> None:
+    """Warn where the likelihood has no labelled item, or a verdict without labelled items."""
+    none = (m0 + m1) == 0
+    if none.any():
+        warnings.warn(
+            f"No labelled items in {_group_names(ds, none)}: their estimate and interval are "
+            "NaN. Under the random design the human labels of a random subset of the judged "
+            "items say what the verdicts mean; label some items of these groups at random.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+    judged1 = k + tp + (m0 - tn)  # items judged correct, labelled or not
+    labelled1 = tp + (m0 - tn)
+    labelled0 = tn + (m1 - tp)
+    flat = ~none & (
+        ((labelled1 == 0) & (judged1 > 0)) | ((labelled0 == 0) & (judged1 < n + m0 + m1))
+    )
+    if flat.any():
+        warnings.warn(
+            f"No labelled item among the items of one verdict in {_group_names(ds, flat)}: "
+            "the share truly correct among the items with that verdict is not estimated, so "
+            "the maximum-likelihood estimate is not unique and is reported as NaN; the "
+            "likelihood interval is still valid (it holds every maximiser) but wide. Label "
+            "more items at random.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+
+
+def _warn_point_intervals(ds, lower, upper, method, calibration, estimand, n) -> None:
+    """Warn where an interval is one point at 0 or 1: never certainty, always a misfit."""
+    point = (lower == upper) & ((upper == 0) | (lower == 1))
+    if estimand == "test-set":
+        point &= n > 0  # every item labelled: the test-set theta is known exactly
+    if not point.any():
+        return
+    pooled = (
+        f" With calibration='shared' a likely cause is a judge whose q0, q1 differ between "
+        f"the pooled systems: {POOLING_CAVEAT}."
+        if calibration == "shared"
+        else ""
+    )
+    warnings.warn(
+        f"The {method} interval is a single point at 0 or 1 in {_group_names(ds, point)}: "
+        "the corrected estimate fell outside [0, 1] and was clipped, so the interval has no "
+        "width. That is not certainty: the verdicts on the test items are not what the "
+        "calibration counts predict for any theta in [0, 1] (too few calibration items, or a "
+        "judge that behaves differently on these test items than on the calibration items)."
+        f"{pooled} Do not report these intervals; label more calibration items of these "
+        "groups, or use a Bayesian model (bj.fit), whose interval stays inside [0, 1] with "
+        "a width.",
+        SmallSampleWarning,
+        stacklevel=3,
+    )
+
+
 def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
     """Warn where J_hat is low, or where its interval cannot rule out a chance-level judge.
 
@@ -336,7 +555,14 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
         return
     # The one low-J rule (core.kernels.low_j: Newcombe interval of J, LOW_J_THRESHOLD), as
     # check_comparison. J = 0 exactly is "undefined" for the methods that divide by J.
-    rule = low_j(tn[mask], m0[mask], tp[mask], m1[mask], alpha, undefined_at_zero=method != "ppi++")
+    rule = low_j(
+        tn[mask],
+        m0[mask],
+        tp[mask],
+        m1[mask],
+        alpha,
+        undefined_at_zero=method not in ("ppi++", "likelihood"),
+    )
     systems, strata = _shown(ds["system"].values), _shown(ds["stratum"].values)
     found = {"low": [], "worse": [], "uncertain": [], "undefined": [], "fine": []}
     for (i, s), jj, ll, hh, category in zip(
@@ -351,7 +577,7 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
         amp = f"about {1 / abs(jj):.0f}x" if abs(jj) > 0.02 else "without bound"
         if category == "undefined":
             found[category].append(group)
-        elif category in ("low", "worse") and method != "ppi++":
+        elif category in ("low", "worse") and method not in ("ppi++", "likelihood"):
             found[category].append(f"{where}, errors amplified {amp}")
         else:
             found[category].append(where)
@@ -362,14 +588,19 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
     def listing(items):
         return "; ".join(items[:6]) + (f"; and {len(items) - 6} more" if len(items) > 6 else "")
 
-    if method == "ppi++":
+    if method in ("ppi++", "likelihood"):
         if low or worse:
+            how = (
+                "the tuned lambda is near 0 and the PPI++ interval"
+                if method == "ppi++"
+                else "the likelihood interval"
+            )
             warnings.warn(
                 f"Low judge quality (Youden J = q0 + q1 - 1 near or below 0) in "
-                f"{listing(low + worse)}. PPI++ does not divide by J, so its estimate stays "
-                "valid, but the judge's verdicts carry little information about the human "
-                "labels: the tuned lambda is near 0 and the PPI++ interval is about as wide as "
-                "the one from the labelled items alone. Use a better judge or prompt, or "
+                f"{listing(low + worse)}. {'PPI++' if method == 'ppi++' else 'The likelihood'} "
+                "does not divide by J, so its estimate stays valid, but the judge's verdicts "
+                f"carry little information about the human labels: {how} is about as wide "
+                "as the one from the labelled items alone. Use a better judge or prompt, or "
                 "label more items at random from the test set.",
                 LowJudgeQualityWarning,
                 stacklevel=3,

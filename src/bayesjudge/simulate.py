@@ -7,7 +7,7 @@ The generating process (``models/misclassification.md``) for each (system, strat
     tn ~ Binomial(m0, q0)      # truly incorrect calibration items the judge calls incorrect
     tp ~ Binomial(m1, q1)      # truly correct calibration items the judge calls correct
 
-Two calibration designs are simulated:
+Two draws of the labelled (calibration) items are simulated (``calibration=``):
 
 ``"stratified"``
     ``m0`` truly incorrect and ``m1`` truly correct items, fixed by design (Lee et al. Sec. 7).
@@ -17,6 +17,23 @@ Two calibration designs are simulated:
     ``m0 = m - m1`` are random. With ``theta_calibration != theta`` this is the distribution
     shift of Lee et al. Sec. 8: Pr(Z) differs between test set P and calibration set Q while the
     judge's behaviour Pr(Ẑ | Z), i.e. (q0, q1), is the same on both.
+
+and two labelling designs are declared on the counts (``design=``, as on
+:meth:`JudgeCounts.from_counts`):
+
+``design="random"`` (the random labelling design of ``docs/labelling-design.md``)
+    The judge grades ``n + m`` items per group and humans label a random subset of ``m`` of
+    them; each item is counted once, so ``n, k`` count the ``n`` unlabelled items and
+    ``m0, m1, tn, tp`` the labelled ones, ``m1 ~ Binomial(m, theta)``. The counts then have
+    the full likelihood ``Bin(k; n, p) Bin(tn; m0, q0) Bin(tp; m1, q1) Bin(m1; m, theta)``
+    and carry ``design="random"``. ``test_set=True`` also returns the *test-set* accuracy, the
+    share of truly correct items among the ``n + m`` judged ones, ``(m1 + T_u) / (n + m)``
+    with ``T_u = Bin(k, theta q1 / p) + Bin(n - k, theta (1 - q1) / (1 - p))`` truly correct
+    unlabelled items.
+``design=None`` or ``"stratified"``
+    The counts declare the stratified design, as before (whatever ``calibration`` drew); the
+    test set is separate, so ``test_set=True`` returns the share truly correct among its
+    ``n`` items, ``T / n``, with ``T`` drawn by the same rule.
 
 Count-level draws (:func:`simulate_counts`, :func:`simulate_count_arrays`) and item-level
 tables (:func:`simulate_items`) follow the same law, so item tables counted with
@@ -35,6 +52,7 @@ import xarray as xr
 from scipy import integrate, optimize, special
 
 from bayesjudge.core._validation import as_count, as_probability, is_seed
+from bayesjudge.core.exact import test_set_theta_draws
 from bayesjudge.data import JudgeCounts
 
 __all__ = [
@@ -45,12 +63,14 @@ __all__ = [
     "simulate_counts",
     "simulate_instability",
     "simulate_items",
+    "simulate_labelled_table",
     "simulate_paired_items",
     "simulate_shift",
     "youden_pair",
 ]
 
 _DESIGNS = ("stratified", "random")
+_LABELLING = ("stratified", "random")  # the designs a JudgeCounts declares
 
 
 # --------------------------------------------------------------------------- helpers
@@ -89,6 +109,44 @@ def _check_design(calibration, m0, m1, m, theta_calibration) -> None:
                 "m0 and m1 are random under calibration='random' (m1 ~ Binomial(m, "
                 "theta_calibration)); pass m only, or use calibration='stratified'."
             )
+
+
+def _resolve_design(calibration, design, m0, m1, m, theta_calibration) -> tuple[str, str | None]:
+    """Return ``(calibration, design)``: the draw of the labelled items and the declared design.
+
+    ``design=None`` keeps the behaviour from before the labelling design existed (the counts
+    declare the stratified design); ``design="random"`` draws the labelled items as a random
+    subset of the judged ones (``calibration="random"`` without a shift).
+    """
+    if design is not None and design not in _LABELLING:
+        raise ValueError(
+            f"design must be None, 'stratified' or 'random' (the labelling design the counts "
+            f"declare); got {design!r}."
+        )
+    if design != "random":
+        return ("stratified" if calibration is None else calibration), design
+    if calibration == "stratified":
+        raise ValueError(
+            "design='random' draws the labelled items as a random subset of the judged items, "
+            "but calibration='stratified' fixes m0 and m1 by human label. Drop calibration= "
+            "(or pass calibration='random'); to simulate a truth-stratified sample declared "
+            "random, draw it with calibration='stratified' and pass the counts to "
+            "JudgeCounts.from_counts(..., design='random')."
+        )
+    if m0 is not None or m1 is not None or m is None:
+        raise ValueError(
+            "design='random' needs m, the labelled items per group (a random subset of the "
+            "n + m judged items), and not m0 or m1: those are random (m1 ~ Binomial(m, theta))"
+            f"; got m={m!r}, m0={m0!r}, m1={m1!r}."
+        )
+    if theta_calibration is not None:
+        raise ValueError(
+            "theta_calibration does not apply to design='random': the labelled items are a "
+            "random subset of the judged items, so their true accuracy is theta. For a "
+            "calibration set drawn from a shifted distribution use calibration='random' "
+            "without design='random'."
+        )
+    return "random", design
 
 
 def _broadcast_shape(named: dict, extra=(), extra_name="output size") -> tuple[int, ...]:
@@ -163,9 +221,11 @@ def simulate_count_arrays(
     m0=None,
     m1=None,
     *,
-    calibration="stratified",
+    calibration=None,
     m=None,
     theta_calibration=None,
+    design=None,
+    test_set=False,
     size=None,
     random_seed=None,
 ) -> dict[str, np.ndarray]:
@@ -179,13 +239,24 @@ def simulate_count_arrays(
         Test items per group.
     m0, m1 : array_like of int, optional
         Calibration items that are truly incorrect / correct (``calibration="stratified"``).
-    calibration : {"stratified", "random"}, default "stratified"
-        Calibration design (see the module notes).
+    calibration : {"stratified", "random"}, optional
+        How the labelled items are drawn (see the module notes); default ``"stratified"``,
+        or ``"random"`` under ``design="random"``.
     m : array_like of int, optional
-        Calibration items drawn at random (``calibration="random"``).
+        Calibration items drawn at random (``calibration="random"``), the labelled items under
+        ``design="random"``.
     theta_calibration : array_like, optional
         True accuracy θ_Q of the calibration distribution (``calibration="random"`` only);
         defaults to ``theta`` (no distribution shift).
+    design : {None, "stratified", "random"}, default None
+        ``"random"``: the random labelling design (``m`` of the ``n + m`` judged items
+        labelled at random, ``n`` unlabelled); see the module notes. ``None`` and
+        ``"stratified"`` draw as ``calibration`` says. Only :func:`simulate_counts` records
+        the design on the counts.
+    test_set : bool, default False
+        Also return ``theta_test``, the share truly correct among this evaluation's items:
+        the ``n + m`` judged items under ``design="random"``, the ``n`` test items otherwise
+        (drawn after the counts, so the counts do not change with it).
     size : tuple of int, optional
         Output shape (e.g. ``(reps,)`` or ``(reps, groups)``); the parameters must broadcast
         to it. Default: the parameters' broadcast shape.
@@ -195,7 +266,8 @@ def simulate_count_arrays(
     Returns
     -------
     dict of str to numpy.ndarray
-        int64 arrays ``n, k, m0, tn, m1, tp`` of the output shape.
+        int64 arrays ``n, k, m0, tn, m1, tp`` of the output shape, plus the float array
+        ``theta_test`` with ``test_set=True`` (NaN where there are no items).
 
     Raises
     ------
@@ -212,7 +284,16 @@ def simulate_count_arrays(
     (['k', 'm0', 'm1', 'n', 'tn', 'tp'], (4,))
     >>> bool(((draws["m0"] + draws["m1"]) == 200).all())
     True
+    >>> labelled = simulate_count_arrays(0.3, 0.8, 0.9, 1800, m=200, design="random",
+    ...                                  test_set=True, size=(2,), random_seed=1)
+    >>> labelled["n"].tolist(), (labelled["m0"] + labelled["m1"]).tolist()
+    ([1800, 1800], [200, 200])
+    >>> labelled["theta_test"].tolist()  # shares of the 2,000 judged items
+    [0.2995, 0.291]
     """
+    if not isinstance(test_set, bool | np.bool_):
+        raise ValueError(f"test_set must be True or False; got {test_set!r}.")
+    calibration, design = _resolve_design(calibration, design, m0, m1, m, theta_calibration)
     shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
     par = _parameters(theta, q0, q1, n, m0, m1, m, theta_calibration, calibration, shape)
     rng = _rng(random_seed)
@@ -227,7 +308,7 @@ def simulate_count_arrays(
     tn = np.asarray(rng.binomial(m0_draw, par["q0"]))
     tp = np.asarray(rng.binomial(m1_draw, par["q1"]))
     full = k.shape
-    return {
+    out = {
         "n": np.broadcast_to(par["n"], full).astype(np.int64),
         "k": k.astype(np.int64),
         "m0": np.broadcast_to(m0_draw, full).astype(np.int64),
@@ -235,6 +316,17 @@ def simulate_count_arrays(
         "m1": np.broadcast_to(m1_draw, full).astype(np.int64),
         "tp": tp.astype(np.int64),
     }
+    if test_set:
+        # The unlabelled items' truth given the verdicts (the posterior predictive's kernel,
+        # here at the true parameters); the labelled items' truth counts as it is.
+        out["theta_test"] = np.asarray(
+            test_set_theta_draws(
+                par["theta"], par["q0"], par["q1"], out["k"], out["n"], out["m0"], out["m1"],
+                design="random" if design == "random" else "stratified", rng=rng,
+            ),
+            dtype=float,
+        )  # fmt: skip
+    return out
 
 
 def simulate_counts(
@@ -245,13 +337,15 @@ def simulate_counts(
     m0=None,
     m1=None,
     *,
-    calibration="stratified",
+    calibration=None,
     m=None,
     theta_calibration=None,
+    design=None,
+    test_set=False,
     system=None,
     stratum=None,
     random_seed=None,
-) -> JudgeCounts:
+) -> JudgeCounts | tuple[JudgeCounts, xr.DataArray]:
     """Draw judge verdict counts for groups with known true accuracy and judge quality.
 
     Parameters
@@ -261,15 +355,25 @@ def simulate_counts(
     n, m0, m1 : array_like of int
         Test-set size and the calibration sizes for truly incorrect / truly correct items
         (``m0``, ``m1`` only with ``calibration="stratified"``).
-    calibration : {"stratified", "random"}, default "stratified"
-        ``"stratified"``: ``m0`` and ``m1`` fixed by design. ``"random"``: ``m`` items drawn
-        from the calibration distribution, ``m1 ~ Binomial(m, theta_calibration)``.
+    calibration : {"stratified", "random"}, optional
+        ``"stratified"`` (the default): ``m0`` and ``m1`` fixed by design. ``"random"``: ``m``
+        items drawn from the calibration distribution, ``m1 ~ Binomial(m, theta_calibration)``.
     m : array_like of int, optional
-        Calibration items per group under ``calibration="random"``.
+        Calibration items per group under ``calibration="random"``; labelled items per group
+        under ``design="random"``.
     theta_calibration : array_like, optional
         True accuracy of the calibration distribution (``"random"`` only; default ``theta``).
         A value different from ``theta`` simulates the distribution shift of Lee et al.
         Sec. 8.
+    design : {None, "stratified", "random"}, default None
+        The labelling design. ``"random"``: the judge grades ``n + m`` items per group and a
+        random subset of ``m`` is labelled; ``n``, ``k`` count the unlabelled items and the
+        counts carry ``design="random"``. ``None`` or ``"stratified"``: the counts declare
+        the stratified design (as before this option existed). To simulate a design declared
+        wrongly, draw with one and pass the counts to :meth:`JudgeCounts.from_counts` with
+        the other.
+    test_set : bool, default False
+        Also return the true test-set accuracy per group (see :func:`simulate_count_arrays`).
     system, stratum : sequence of str, optional
         Labels of the groups, as in :meth:`JudgeCounts.from_counts`: a 1-D shape needs one of
         them, a 2-D shape ``(system, stratum)`` needs both. Scalar parameters are broadcast to
@@ -279,8 +383,10 @@ def simulate_counts(
 
     Returns
     -------
-    JudgeCounts
-        The simulated counts; all arguments broadcast to one group shape.
+    JudgeCounts or tuple of (JudgeCounts, xarray.DataArray)
+        The simulated counts; all arguments broadcast to one group shape. With
+        ``test_set=True`` also ``theta_test``, the true share of correct items among this
+        evaluation's items, over the counts' dims.
 
     Raises
     ------
@@ -306,6 +412,12 @@ def simulate_counts(
     ...                           theta_calibration=0.25, random_seed=1)
     >>> int(shifted.m0.item() + shifted.m1.item())
     200
+    >>> counts, theta_test = simulate_counts(0.3, 0.8, 0.9, n=1800, m=200, design="random",
+    ...                                      test_set=True, random_seed=1)
+    >>> counts.design, int(counts.n.item()), int(counts.m0.item() + counts.m1.item())
+    ('random', 1800, 200)
+    >>> bool(0.2 < theta_test.item() < 0.4)
+    True
     """
     system, stratum = _as_labels(system), _as_labels(stratum)
     draws = simulate_count_arrays(
@@ -318,6 +430,8 @@ def simulate_counts(
         calibration=calibration,
         m=m,
         theta_calibration=theta_calibration,
+        design=design,
+        test_set=test_set,
         size=_broadcast_shape(
             {
                 "theta": theta,
@@ -334,7 +448,19 @@ def simulate_counts(
         ),
         random_seed=random_seed,
     )
-    return JudgeCounts.from_counts(**draws, system=system, stratum=stratum)
+    theta_test = draws.pop("theta_test", None)
+    declared = {} if design is None else {"design": design}
+    counts = JudgeCounts.from_counts(**draws, system=system, stratum=stratum, **declared)
+    if not test_set:
+        return counts
+    truth = xr.DataArray(
+        np.asarray(theta_test, dtype=float).reshape(counts.n.shape),
+        dims=counts.n.dims,
+        coords=counts.n.coords,
+        name="theta_test",
+        attrs={"description": "true share of correct items among this evaluation's items"},
+    )
+    return counts, truth
 
 
 def simulate_shift(
@@ -440,19 +566,22 @@ def simulate_items(
     -------
     test : pandas.DataFrame
         One row per test item: ``system`` / ``stratum`` (only for the dims given labels),
-        ``item`` (0, 1, … within each group), ``truth`` (the hidden true label, 1 = correct;
+        ``item`` (0, 1, …, n - 1 within each group), ``truth`` (the hidden true label, 1 = correct;
         for studies — an evaluation would not know it) and ``judge`` (the verdict, 1 =
         correct).
     calibration : pandas.DataFrame
-        One row per calibration item: the group columns, ``item``, ``judge`` and ``human``
-        (the human label, equal to the truth).
+        One row per calibration item: the group columns, ``item`` (``"cal-0"``, ``"cal-1"``, …
+        within each group: other items than any test item), ``judge`` and
+        ``human`` (the human label, equal to the truth).
 
     Notes
     -----
     ``JudgeCounts.from_frames(test, calibration, system="system", stratum="stratum")`` (name
-    only the group columns present) counts the tables; the ``truth`` and ``item`` columns are
-    ignored. The counts then have the distribution of :func:`simulate_counts` with the same
-    arguments, though not the same draws. ``from_frames`` sorts the labels.
+    only the group columns present) counts the tables; the ``truth`` column is ignored, and
+    the ``item`` column too unless ``item="item"`` is passed (the ids then show that no
+    calibration item is a test item: the stratified design). The counts then have the
+    distribution of :func:`simulate_counts` with the same arguments, though not the same
+    draws. ``from_frames`` sorts the labels.
 
     Examples
     --------
@@ -491,6 +620,8 @@ def simulate_items(
     def frame(sizes, truth_prob=None, truth=None, human=False):
         group = np.repeat(np.arange(groups), sizes)
         item = np.arange(group.size) - np.repeat(np.cumsum(sizes) - sizes, sizes)
+        if human:  # calibration items are other items than any test item: ids "cal-0", …
+            item = np.char.add("cal-", item.astype(str)).astype(object)
         if truth is None:
             truth = (rng.random(group.size) < truth_prob[group]).astype(np.int64)
         verdict = _judge(rng, truth, flat["q0"][group], flat["q1"][group])
@@ -512,6 +643,74 @@ def simulate_items(
     else:
         calib = frame(flat["m"], truth_prob=flat["theta_calibration"], human=True)
     return test, calib
+
+
+def simulate_labelled_table(
+    theta, q0, q1, n, m, *, system=None, stratum=None, random_seed=None
+) -> pd.DataFrame:
+    """Draw one item table of the random labelling design: every item judged, m labelled.
+
+    Per group the judge grades ``n + m`` items, each truly correct with probability
+    ``theta``; humans label a random subset of ``m`` of them (drawn without looking at their
+    truth). The table is the *one table* of ``docs/labelling-design.md``: its ``human``
+    column holds the label for the labelled rows and is empty (NaN) for the others.
+
+    Parameters
+    ----------
+    theta, q0, q1 : array_like
+        True accuracy, judge specificity and sensitivity per group.
+    n, m : array_like of int
+        Unlabelled and labelled items per group (``n + m`` judged items).
+    system, stratum : sequence of str, optional
+        Group labels (as in :func:`simulate_counts`).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per judged item: the group columns, ``item`` (0, 1, … within each group),
+        ``truth`` (hidden true label, for studies), ``judge`` (the verdict) and ``human``
+        (float: the human label, equal to the truth, on the ``m`` labelled rows; NaN on the
+        others).
+
+    Notes
+    -----
+    ``JudgeCounts.from_frames(table, system="system")`` (naming the group columns present)
+    counts it as the random design; the counts then have the distribution of
+    ``simulate_counts(theta, q0, q1, n, m=m, design="random")``, though not the same draws.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_labelled_table
+    >>> table = simulate_labelled_table(0.6, 0.8, 0.9, n=8, m=2, system=["a", "b"],
+    ...                                 random_seed=1)
+    >>> list(table.columns), len(table)
+    (['system', 'item', 'truth', 'judge', 'human'], 20)
+    >>> table.groupby("system")["human"].count().tolist()  # labelled rows per system
+    [2, 2]
+    """
+    system, stratum = _as_labels(system), _as_labels(stratum)
+    rng = _rng(random_seed)  # one stream: the items first, then the labelled subset
+    sizes = {"n": as_count("n", n), "m": as_count("m", m)}
+    test, _ = simulate_items(
+        theta, q0, q1, sizes["n"] + sizes["m"], 0, 0, system=system, stratum=stratum,
+        random_seed=rng,
+    )  # fmt: skip
+    shape = _broadcast_shape(
+        {"theta": theta, "q0": q0, "q1": q1, **sizes}, _label_shape(system, stratum), "labels"
+    )
+    judged = np.broadcast_to(sizes["n"] + sizes["m"], shape).reshape(-1).astype(np.int64)
+    labelled = np.broadcast_to(sizes["m"], shape).reshape(-1).astype(np.int64)
+    # simulate_items lists the groups' items one group after another, in flat group order.
+    group = np.repeat(np.arange(judged.size), judged)
+    # A uniformly random subset of m items per group: the m smallest of random keys.
+    order = np.lexsort((rng.random(group.size), group))
+    rank = np.empty(group.size, dtype=np.int64)
+    rank[order] = np.arange(group.size) - np.repeat(np.cumsum(judged) - judged, judged)
+    table = test.copy()
+    table["human"] = np.where(rank < labelled[group], table["truth"], np.nan)
+    return table
 
 
 # ----------------------------------------------------- cross-system calibration (Fiedler)

@@ -16,9 +16,11 @@ __all__ = [
     "CalibrationDesignWarning",
     "CalibrationSizeWarning",
     "ConvergenceWarning",
+    "DesignWarning",
     "LowJudgeQualityWarning",
     "MissingLabelWarning",
     "NearTieWarning",
+    "PooledCalibrationWarning",
     "SmallSampleWarning",
 ]
 
@@ -66,6 +68,33 @@ class CalibrationDesignWarning(BayesJudgeWarning):
     amplified by 1/J (Fiedler, Sec. 4.4 and App. C). The message gives the difference with its
     interval and the bias that sharing implies; use system-specific (or, with three or more
     systems, hierarchical) calibration.
+    """
+
+
+class PooledCalibrationWarning(CalibrationDesignWarning):
+    """One calibration set pooled over several groups does not fit them all.
+
+    Raised where calibration is pooled over systems (or strata) whose own labels are known
+    (``estimate(calibration="shared")``, ``fit(calibration="shared")``, the report) and the
+    judge's specificity q0 or sensitivity q1 differs between the pooled groups (a chi-square
+    test of homogeneity), or the bias that pooling adds to a group's estimate is shown to
+    exceed half the standard error of the pooled estimate. The pooled interval is then narrow
+    around a wrong value: the bias is amplified by 1/J, and a group where the judge is near chance
+    (J ≈ 0) is corrected as if it were as good as the others. The message names the groups,
+    their own q̂0, q̂1 and the bias pooling implies for each; use each group's own calibration
+    (``calibration="own"`` / ``"separate"``) or a hierarchical model, and label calibration
+    items of each group. A subclass of :class:`CalibrationDesignWarning`: filtering that
+    filters this too. :func:`bayesjudge.diagnostics.check_pooled_calibration` states the rule.
+    """
+
+
+class DesignWarning(BayesJudgeWarning):
+    """The labelling design was inferred from the item tables, not declared.
+
+    Emitted by :meth:`bayesjudge.JudgeCounts.from_frames` when every labelled item of the
+    calibration table is also a judged item of the test table (matching ``item=`` ids): the
+    design is then taken to be ``"random"`` and each item is counted once. Pass
+    ``design="random"`` to declare it and silence the warning.
     """
 
 

@@ -26,6 +26,7 @@ def test_registry_names_importable_modules_with_run_and_plot():
         "human-vs-judge",
         "comparison",
         "llmbar",
+        "random-design",
     }
     import importlib
 

@@ -223,7 +223,7 @@ def test_wrap_dataset_adds_missing_dims_and_converts_whole_floats():
     assert c.strata == ["all"]
     assert c.m0.values.ravel().tolist() == [4, 4]  # broadcast along system
     assert c.n.dtype == np.int64
-    assert c.dataset.attrs == {"source": "unit test"}
+    assert c.dataset.attrs == {"source": "unit test", "design": "stratified"}
     # Wrapping a JudgeCounts again is a no-op.
     xr.testing.assert_identical(JudgeCounts(c).dataset, c.dataset)
 

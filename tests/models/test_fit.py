@@ -325,7 +325,8 @@ def test_compare_systems_draw_by_draw(result):
     assert lo == pytest.approx(np.quantile(diff.values * 0 + cmp["difference"].sel(
         pair="a - b", stratum="x").values, 0.05))  # fmt: skip
     assert lo < hi and cmp.attrs == {"ci_prob": 0.9, "ci_kind": "eti", "var": "theta",
-                                     "dim": "system"}  # fmt: skip
+                                     "dim": "system", "design": "stratified",
+                                     "estimand": "population"}  # fmt: skip
     # θ_a < θ_b in both strata by design (0.3 vs 0.6, 0.5 vs 0.7).
     assert (cmp["prob_greater"] < 0.5).all()
     strata = result.compare(dim="stratum", var="youden")

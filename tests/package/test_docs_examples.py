@@ -328,6 +328,8 @@ PAGES_RUN_BY = {
     "report.md": "test_guide_examples_run",
     "llmbar.md": "test_llmbar_page_example_runs",
     "studies.md": "test_studies_page_example_runs",
+    # its one block is a simulation (slow), output compared with the page
+    "labelling-design.md": "tests/package/test_readme_labelling_design.py",
     # blocks run, numbers within GUIDE_TOLERANCE
     "bayesian.md": "tests/package/test_model_cards.py",
     "scaling.md": "tests/data/test_engines.py",  # every engine's block (Spark in the slow tier)

@@ -10,7 +10,7 @@ README = Path(__file__).resolve().parents[2] / "README.md"
 
 def test_readme_python_example_runs(capsys):
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
-    assert len(blocks) == 3
+    assert len(blocks) == 4
     code = blocks[0]
     assert len([line for line in code.splitlines() if line.strip()]) <= 12
     exec(compile(code, "README.md", "exec"), {})
@@ -34,10 +34,22 @@ def test_readme_bayesian_example_prints_what_its_comment_says(capsys):
 def test_readme_comparison_example_prints_its_comment_and_writes_the_report(
     capsys, tmp_path, monkeypatch
 ):
-    block = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[2]
+    block = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[3]
     expected = re.search(r"\n# (\[.*\])\n", block).group(1)
     monkeypatch.chdir(tmp_path)
     exec(compile(block, "README.md", "exec"), {})
     assert capsys.readouterr().out.strip() == expected
     for name in ("report.md", "report.html", "theta_difference.png"):
         assert (tmp_path / "report" / name).stat().st_size > 0, name
+
+
+def test_readme_random_design_example_prints_its_comments(capsys):
+    # One table with a human column is the random labelling design; bj.estimate then picks the
+    # profile-likelihood interval and shows the human-only (Wilson) baseline. The printed
+    # numbers are deterministic (seeded simulation, closed forms).
+    block = re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)[2]
+    expected = re.findall(r"\n# (.*)", block)[-2:]
+    assert len([line for line in block.splitlines() if line.strip()]) <= 16
+    exec(compile(block, "README.md", "exec"), {})
+    assert capsys.readouterr().out.splitlines() == expected
+    assert expected == ["random likelihood [0.25  0.352]", "humans only [0.227 0.351]"]

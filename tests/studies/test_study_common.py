@@ -50,6 +50,12 @@ SMALL = {
         ["LLMBar/Natural", "LLMBar/Adversarial/Neighbor", "LLMBar/Adversarial/GPTInst"],
         ["LLMBar/Adversarial/GPTInst", "LLMBar/Natural"],
     ),
+    "random-design": (
+        {"estimators": ["ppi", "likelihood", "lang-reiczigel", "human-only"]},
+        "theta",
+        [0.1, 0.5, 0.8],
+        [0.8],
+    ),
 }
 # The table dim/coord that holds the grid option's values.
 GRID_COORD = {

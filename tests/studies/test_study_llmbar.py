@@ -47,13 +47,16 @@ def test_registered():
 
 def test_table_layout_attrs_and_mcse(result):
     t = result.table
-    assert dict(t.sizes) == {"judge": 2, "stratum": 5, "approach": 5, "estimand": 2}
+    assert dict(t.sizes) == {"judge": 2, "stratum": 5, "approach": 10, "estimand": 2}
     # The tidy frame has one row per (judge, stratum, approach, estimand).
-    assert len(result.to_frame()) == 2 * 5 * 5 * 2
+    assert len(result.to_frame()) == 2 * 5 * 10 * 2
+    assert t["estimand"].to_numpy().tolist() == ["test-set", "unlabelled"]
     assert t["stratum"].to_numpy().tolist() == [*SUBSETS, "output_1", "output_2"]
     assert t["xi"].to_numpy().tolist() == ["subset"] * 3 + ["longer"] * 2
     assert t["calibration"].to_numpy().tolist() == ["none", "stratum", "pooled", "stratum",
-                                                     "pooled"]  # fmt: skip
+                                                     "pooled", *["stratum"] * 5]  # fmt: skip
+    assert t["design"].to_numpy().tolist() == ["none", *["stratified"] * 4, *["random"] * 5]
+    assert t.attrs["design"] == "random" and t.attrs["width_reference"] == "bayes-stratum"
     for var in ("coverage", "bias", "rmse", "length"):
         assert f"{var}_mcse" in t
         assert bool(np.isfinite(t[var]).all()), var
@@ -139,7 +142,9 @@ def test_naive_bias_is_p_minus_theta_of_the_stratum(result, frame, subset):
     g = frame[(frame.evaluator == "ChatGPT") & (frame.subset == subset)]
     assert not g["judge"].isna().any()
     exact = g["judge"].to_numpy(bool).mean() - g["human"].to_numpy(bool).mean()
-    cell = result.table.sel(judge="ChatGPT", stratum=subset, approach="naive", estimand="test")
+    cell = result.table.sel(
+        judge="ChatGPT", stratum=subset, approach="naive", estimand="unlabelled"
+    )
     assert abs(float(cell["bias"]) - exact) <= 4 * float(cell["bias_mcse"])
     assert float(
         result.table["bias_asymptotic"].sel(judge="ChatGPT", stratum=subset, approach="naive")
@@ -153,7 +158,7 @@ def test_pooled_calibration_on_below_chance_subsets(result):
     # pooled over these three subsets applies one (q0, q1) to all and misses badly, while the
     # per-stratum correction is close to unbiased. Large-sample bias of pooled RG (whole-stratum
     # plug-in): Natural far too high, GPTInst far too low (clipped at 0).
-    t = result.table.sel(judge="ChatGPT", estimand="test")
+    t = result.table.sel(judge="ChatGPT", estimand="unlabelled")
     j = t["youden"]
     assert float(j.sel(stratum="LLMBar/Natural")) > 0.5
     assert float(j.sel(stratum=SUBSETS[1])) < -0.6 and float(j.sel(stratum=SUBSETS[2])) < -0.4
@@ -224,7 +229,7 @@ def test_hierarchical_wiring_with_a_stub_fit(monkeypatch, tmp_path):
     assert options["calibration"] == "hierarchical" and options["pool_over"] == "stratum"
     assert (options["draws"], options["tune"], options["chains"]) == (20, 30, 2)
     assert calls[0][1]["random_seed"] != calls[1][1]["random_seed"]
-    t = res.table.sel(estimand="test")
+    t = res.table.sel(estimand="unlabelled")
     h, naive = t.sel(approach="bayes-hierarchical"), t.sel(approach="naive")
     np.testing.assert_allclose(h["bias"], naive["bias"], rtol=0, atol=1e-12)
     # numpy's linear 2.5 % quantile of the 100-point grid: -0.1 + 2.475 × 0.2 / 99 = -0.095.
@@ -312,3 +317,159 @@ def test_plot(result):
     fig = llmbar.plot(result.table)
     assert len(fig.axes) == 2 * 4  # 2 judges × (coverage, bias) × 2 ξ
     plt.close(fig)
+
+
+# --------------------------------------------------------------------------- random design
+
+NEIGHBOR = "LLMBar/Adversarial/Neighbor"
+
+
+def _split_counts(frame, judges, subset, reps):
+    """The study's own counts of ``subset`` over its first ``reps`` splits (default seed)."""
+    data = llmbar.stratum_data(frame, judges, "subset", [subset])[subset]
+    rng = point_rngs(llmbar.DEFAULT_SEED, 0, llmbar._key(subset), 0.5)[0]
+    return data, llmbar._counts(data, llmbar.split_masks(len(data["z"]), 0.5, reps, rng))
+
+
+def test_each_item_is_counted_once_and_the_test_set_theta_is_the_stratum_share(frame, result):
+    # The random design: labelled and unlabelled items partition the judge's items, so
+    # n + m0 + m1 is the number of items with a verdict in every split, and the test-set θ
+    # ((z among the unlabelled + m1) / N) is the stratum share θ_S in every split.
+    for subset in SUBSETS:
+        data, c = _split_counts(frame, JUDGES, subset, 5)
+        items = data["valid"].sum(axis=1)
+        np.testing.assert_array_equal(c["n"] + c["m0"] + c["m1"], np.broadcast_to(items, (5, 2)))
+        theta_set = (c["z_test"] + c["m1"]) / items
+        theta_s = result.table["theta"].sel(stratum=subset).to_numpy()
+        np.testing.assert_allclose(theta_set, np.broadcast_to(theta_s, (5, 2)), rtol=0, atol=1e-15)
+
+
+def test_bayes_random_is_the_stratified_posterior_under_the_shifted_prior(frame):
+    # The random design's extra factor θ^m1 (1 − θ)^m0 turns the flat prior into
+    # Beta(1 + m1, 1 + m0): the study's bayes-random interval of each split must equal the
+    # stratified exact posterior under that prior (computed here one split at a time).
+    from bayesjudge.core.exact import exact_theta_interval
+
+    _, c = _split_counts(frame, ["GPT-4", "ChatGPT"], NEIGHBOR, 3)
+    f = [c[x] for x in ("k", "n", "tn", "m0", "tp", "m1")]
+    median, lower, upper, undefined = llmbar._exact(*f, 0.05, design="random")
+    assert not undefined.any()
+    for r in range(3):
+        for a in range(2):
+            k, n, tn, m0, tp, m1 = (int(x[r, a]) for x in f)
+            ref = exact_theta_interval(k, n, tn, m0, tp, m1, theta_prior=(1 + m1, 1 + m0))
+            np.testing.assert_allclose([median[r, a], lower[r, a], upper[r, a]],
+                                       [ref.median, ref.lower, ref.upper], rtol=0,
+                                       atol=1e-9)  # fmt: skip
+
+
+def _full_loglik(theta, q0, q1, k, n, tn, m0, tp, m1):
+    """The random design's log-likelihood, from scipy's binomial pmfs (independent of core)."""
+    from scipy import stats
+
+    p = theta * q1 + (1 - theta) * (1 - q0)
+    return (stats.binom.logpmf(k, n, p) + stats.binom.logpmf(tn, m0, q0)
+            + stats.binom.logpmf(tp, m1, q1) + stats.binom.logpmf(m1, m0 + m1, theta))  # fmt: skip
+
+
+def _profile(theta, counts):
+    """max over (q0, q1) of the full log-likelihood at θ, by scipy (Nelder–Mead on logits)."""
+    from scipy import optimize, special
+
+    def negative(x):
+        return -_full_loglik(theta, *special.expit(x), *counts)
+
+    tn, m0, tp, m1 = counts[2:]
+    start = special.logit(np.clip([(tn + 0.5) / (m0 + 1), (tp + 0.5) / (m1 + 1)], 1e-6, 1 - 1e-6))
+    best = optimize.minimize(negative, start, method="Nelder-Mead",
+                             options={"xatol": 1e-10, "fatol": 1e-12, "maxiter": 4000})  # fmt: skip
+    return -best.fun
+
+
+def test_likelihood_approach_is_the_double_sampling_mle_with_its_profile_interval(frame):
+    # Reference: Tenenbein's closed form θ̂ = (K/N)·tp/(tp + fp) + (1 − K/N)·fn/(fn + tn)
+    # (K judged correct of all N items), and the 95 % profile-likelihood interval: the
+    # deviance 2 (logL(θ̂) − max_q logL(θ, q)) equals χ²₁(0.95) = 3.8415 at both ends, the profile
+    # maximised here by scipy over (q0, q1) of the full likelihood (scipy binomial pmfs).
+    from scipy import stats
+
+    _, c = _split_counts(frame, ["GPT-4"], NEIGHBOR, 2)
+    f = [c[x] for x in ("k", "n", "tn", "m0", "tp", "m1")]
+    estimate, lower, upper, undefined = llmbar._likelihood(*f, 0.05)
+    assert not undefined.any()
+    crit = stats.chi2.ppf(0.95, 1)
+    for r in range(2):
+        k, n, tn, m0, tp, m1 = (int(x[r, 0]) for x in f)
+        fp, fn = m0 - tn, m1 - tp
+        big_n, big_k = n + m0 + m1, k + tp + fp
+        mle = big_k / big_n * tp / (tp + fp) + (1 - big_k / big_n) * fn / (fn + tn)
+        assert estimate[r, 0] == pytest.approx(mle, abs=1e-9)
+        counts = (k, n, tn, m0, tp, m1)
+        top = _profile(mle, counts)
+        for end in (lower[r, 0], upper[r, 0]):
+            assert 0 < end < 1
+            assert 2 * (top - _profile(end, counts)) == pytest.approx(crit, abs=2e-3)
+
+
+def test_ppi_approach_is_ppi_mean(frame):
+    from bayesjudge.core.ppi import ppi_mean
+
+    _, c = _split_counts(frame, JUDGES, NEIGHBOR, 4)
+    f = [c[x] for x in ("k", "n", "tn", "m0", "tp", "m1")]
+    estimate, lower, upper, undefined = llmbar._ppi(*f, 0.05)
+    ref = ppi_mean(*f, alpha=0.05)
+    assert not undefined.any()
+    np.testing.assert_array_equal(estimate, ref.estimate)
+    np.testing.assert_array_equal(lower, ref.lower)
+    np.testing.assert_array_equal(upper, ref.upper)
+
+
+def test_human_only_and_test_set_approaches(frame):
+    # human-only: m1 / (m0 + m1) with the Wilson interval, computed here from its formula
+    # (z = 1.959964); likelihood-test-set: the likelihood point estimate, and an interval that
+    # lies inside [m1 / N, (m1 + n) / N] (the values the test-set θ can take) and is narrower
+    # than the population interval (the labelled items' truth is known).
+    from scipy import stats
+
+    _, c = _split_counts(frame, JUDGES, NEIGHBOR, 4)
+    f = [c[x] for x in ("k", "n", "tn", "m0", "tp", "m1")]
+    est, lo, hi, undefined = llmbar._human_only(*f[2:], 0.05)
+    assert not undefined.any()
+    m, x = c["m0"] + c["m1"], c["m1"]
+    z = stats.norm.isf(0.025)
+    centre = (x + z**2 / 2) / (m + z**2)
+    half = z * np.sqrt(x * (m - x) / m + z**2 / 4) / (m + z**2)
+    np.testing.assert_allclose(est, x / m, rtol=0, atol=1e-15)
+    np.testing.assert_allclose(lo, centre - half, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(hi, centre + half, rtol=0, atol=1e-12)
+    pop = llmbar._likelihood(*f, 0.05)
+    tset = llmbar._likelihood(*f, 0.05, estimand="test-set")
+    np.testing.assert_allclose(tset[0], pop[0], rtol=0, atol=1e-12)
+    big_n = c["n"] + c["m0"] + c["m1"]
+    assert (tset[1] >= c["m1"] / big_n - 1e-12).all()
+    assert (tset[2] <= (c["m1"] + c["n"]) / big_n + 1e-12).all()
+    assert (tset[2] - tset[1] < pop[2] - pop[1]).all()
+
+
+def test_width_ratio_is_the_mean_per_split_ratio_to_the_stratified_posterior(frame):
+    reps = 6
+    res = llmbar.run(reps=reps, path=DATA, judges=["ChatGPT"], subsets=[NEIGHBOR], xi=["subset"],
+                     methods=["bayes-stratum", "bayes-random", "likelihood"])  # fmt: skip
+    _, c = _split_counts(frame, ["ChatGPT"], NEIGHBOR, reps)
+    f = [c[x] for x in ("k", "n", "tn", "m0", "tp", "m1")]
+    _, lo_s, hi_s, _ = llmbar._exact(*f, 0.05)
+    _, lo_r, hi_r, _ = llmbar._exact(*f, 0.05, design="random")
+    ratio = (hi_r - lo_r) / (hi_s - lo_s)
+    cell = res.table.sel(judge="ChatGPT", stratum=NEIGHBOR)
+    assert float(cell["width_ratio"].sel(approach="bayes-random")) == pytest.approx(
+        ratio.mean(), abs=1e-12
+    )
+    assert float(cell["width_ratio_mcse"].sel(approach="bayes-random")) == pytest.approx(
+        ratio.std(ddof=1) / np.sqrt(reps), abs=1e-12
+    )
+    assert float(cell["width_ratio"].sel(approach="bayes-stratum")) == 1.0
+    # Without the reference approach there is no ratio.
+    alone = llmbar.run(reps=2, path=DATA, judges=["ChatGPT"], subsets=[NEIGHBOR], xi=["subset"],
+                       methods=["likelihood"])  # fmt: skip
+    assert bool(alone.table["width_ratio"].isnull().all())
+    assert alone.table.attrs["width_reference"] == ""

@@ -16,6 +16,7 @@ import pandas as pd
 from bayesjudge._io import check_output_file as check_writable
 from bayesjudge._progress import show_progress
 from bayesjudge._text import fmt_interval, terminal_safe
+from bayesjudge.core._validation import CALIBRATION_DESIGNS
 from bayesjudge.data import JudgeCounts, as_frame
 
 #: Files this run has written (each atomically), named in the message after Ctrl-C.
@@ -137,13 +138,33 @@ def add_progress_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
     """Add the options that read item-level test and calibration tables (estimate, fit)."""
-    parser.add_argument("--test", required=True, help="CSV/Parquet of judged test items")
-    parser.add_argument("--calibration", help="CSV/Parquet of human-labelled calibration items")
+    parser.add_argument(
+        "--test",
+        required=True,
+        help="CSV/Parquet of judged items. If it also has the --human column, filled for the "
+        "labelled rows and empty for the rest, it is the one table of the random labelling "
+        "design and --calibration is not needed",
+    )
+    parser.add_argument(
+        "--calibration",
+        help="CSV/Parquet of human-labelled calibration items (not needed when --test holds "
+        "the human labels)",
+    )
     parser.add_argument("--judge", default="judge", help="judge verdict column (default: judge)")
     parser.add_argument("--human", default="human", help="human label column (default: human)")
     parser.add_argument("--system", help="column naming the evaluated system")
     parser.add_argument("--stratum", help="column naming the stratum (task type, length, ...)")
     parser.add_argument("--positive", help="label value meaning 'correct' if not yes/no, 1/0, ...")
+    parser.add_argument(
+        "--design",
+        choices=CALIBRATION_DESIGNS,
+        default=None,
+        help="how the labelled items were chosen: 'stratified' (a calibration set sampled per "
+        "human label, Lee et al.) or 'random' (humans labelled a random subset of the judged "
+        "items; each item is counted once). Default: inferred — 'random' for one --test table "
+        "with human labels, or where --item ids show the labelled items among the judged "
+        "ones (report); else 'stratified'",
+    )
 
 
 # --- input and output checks, before any work --------------------------------------------------
@@ -265,20 +286,37 @@ def read_counts(args) -> JudgeCounts:
 
     A calibration table without the --system (or --stratum) column is one set that serves
     every system (stratum): it is counted once and attached to every group, and the models
-    count it once (``JudgeCounts.calibration_shared_over``).
+    count it once (``JudgeCounts.calibration_shared_over``); a human column of the test table
+    is then not read. Without --calibration, a test table holding the --human column is the
+    one table of the random labelling design (rows with a human label are the labelled
+    items). ``--design`` (default: inferred) is passed on to
+    :meth:`JudgeCounts.from_frames`.
     """
-    options = {"judge": args.judge, "human": args.human, "positive": args.positive}
+    options = {"judge": args.judge, "positive": args.positive}
     groups = {"system": args.system, "stratum": args.stratum}
     item = getattr(args, "item", None)  # only ``report`` reads item ids (joint verdicts)
+    design = getattr(args, "design", None)
     if args.calibration is not None:
         columns = as_frame(args.calibration, "calibration").collect_schema().names()
         absent = [dim for dim, col in groups.items() if col is not None and col not in columns]
         if absent:
-            tests = JudgeCounts.from_frames(args.test, None, **groups, **options, item=item)
+            tests = JudgeCounts.from_frames(
+                args.test, None, **groups, **options, human=None, item=item
+            )
             kept = {dim: None if dim in absent else col for dim, col in groups.items()}
-            calibration = JudgeCounts.from_frames(None, args.calibration, **kept, **options)
+            calibration = JudgeCounts.from_frames(
+                None, args.calibration, **kept, **options, human=args.human, design=design
+            )
             return tests.with_calibration_from(calibration)
-    return JudgeCounts.from_frames(args.test, args.calibration, **groups, **options, item=item)
+    return JudgeCounts.from_frames(
+        args.test,
+        args.calibration,
+        **groups,
+        **options,
+        human=args.human,
+        item=item,
+        design=design,
+    )
 
 
 # --- tables and values for the terminal and JSON ----------------------------------------------

@@ -106,8 +106,9 @@ def _print_design(args) -> None:
     print(
         "bayesjudge demo: a simulated evaluation with known truth\n"
         "  3 systems x 2 strata; each group: 1000 judged test items and 100 + 100 human-labelled\n"
-        "  calibration items (truly incorrect + truly correct). One judge grades everything with\n"
-        "  specificity q0 = 0.7 and sensitivity q1 = 0.9 (Lee et al. Sec. 7).\n"
+        "  calibration items (truly incorrect + truly correct: the stratified labelling design\n"
+        "  of Lee et al.). One judge grades everything with specificity q0 = 0.7 and\n"
+        "  sensitivity q1 = 0.9 (Lee et al. Sec. 7).\n"
         f"  Generating process: models/misclassification.md; random_seed = {args.seed}.\n"
         + bayes_line,
         flush=True,

@@ -30,8 +30,17 @@ def add_parser(subparsers) -> None:
     add_table_options(est)
     est.add_argument(
         "--method",
-        default="lang-reiczigel",
-        choices=["lang-reiczigel", "naive", "bootstrap", "ppi++"],
+        default=None,
+        choices=["likelihood", "lang-reiczigel", "naive", "bootstrap", "ppi++"],
+        help="estimator (default: the labelling design's: lang-reiczigel for a stratified "
+        "calibration set, likelihood, the profile-likelihood interval, for a random one)",
+    )
+    est.add_argument(
+        "--estimand",
+        default="population",
+        choices=["population", "test-set"],
+        help="θ of the population the items were drawn from (default), or the share of "
+        "truly correct answers among this evaluation's items",
     )
     est.add_argument(
         "--calibration-design",
@@ -52,14 +61,16 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Estimate θ per (system, stratum) and print a table or JSON."""
-    if args.calibration is None and args.method != "naive":
-        raise UsageError(
-            f"--calibration is required for --method {args.method} (the judge's errors are "
-            "estimated from it); pass a human-labelled CSV/Parquet file or use --method naive."
-        )
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
     counts = read_counts(args)
+    if args.method != "naive" and not _has_labels(counts):
+        method = "" if args.method is None else f" for --method {args.method}"
+        raise UsageError(
+            f"--calibration is required{method} (the judge's errors are estimated from "
+            "human-labelled items): pass a human-labelled CSV/Parquet file, a --test table "
+            "with a --human column filled for the labelled rows, or use --method naive."
+        )
     result = estimate(
         counts,
         method=args.method,
@@ -67,10 +78,10 @@ def run(args) -> int:
         random_seed=args.seed,
         calibration=args.calibration_design,
         n_resamples=args.n_resamples,
+        estimand=args.estimand,
     )
-    frame = result_frame(result)
-    counts_frame = counts.to_frame()
-    frame = frame.merge(counts_frame, on=["system", "stratum"], how="left")
+    frame = result_frame(result).merge(_human_frame(result), on=["system", "stratum"])
+    frame = frame.merge(counts.to_frame(), on=["system", "stratum"], how="left")
     if args.json:
         payload = {
             "settings": {
@@ -83,20 +94,85 @@ def run(args) -> int:
         }
         print(json.dumps(payload, indent=2))
         return 0
-    table = pd.DataFrame(
+    ci = ci_label(args.alpha)
+    columns = {
+        "system": frame["system"].map(label),
+        "stratum": frame["stratum"].map(label),
+        "n": frame["n"],
+        "m0": frame["m0"],
+        "m1": frame["m1"],
+        "estimate": frame["estimate"].map(fmt_number),
+        ci: intervals(frame["lower"], frame["upper"]),
+    }
+    if counts.design == "random":  # the human-only baseline is an estimate of θ only here
+        columns["human-only"] = frame["human_estimate"].map(fmt_number)
+        columns[f"human-only {ci}"] = intervals(frame["human_lower"], frame["human_upper"])
+    columns["Ĵ"] = frame["youden"].map(fmt_number)
+    print(_header(args, counts, result))
+    print(pd.DataFrame(columns).to_string(index=False))
+    if counts.design == "random" and args.method != "naive" and args.estimand == "population":
+        helps = _judge_helps(frame)
+        if helps:
+            print(helps)
+    return 0
+
+
+def _has_labels(counts) -> bool:
+    """Whether the counts hold any human-labelled item (a calibration table or column)."""
+    ds = counts.dataset
+    return int(ds["m0"].sum() + ds["m1"].sum()) > 0
+
+
+def _human_frame(result) -> pd.DataFrame:
+    """Tidy the human-only baseline (``human_estimate``, ``human_ci``) per (system, stratum)."""
+    ci = result["human_ci"].transpose("system", "stratum", "ci_bound")
+    est = result["human_estimate"].transpose("system", "stratum")
+    n_strata = result.sizes["stratum"]
+    return pd.DataFrame(
         {
-            "system": frame["system"].map(label),
-            "stratum": frame["stratum"].map(label),
-            "n": frame["n"],
-            "m0": frame["m0"],
-            "m1": frame["m1"],
-            "estimate": frame["estimate"].map(fmt_number),
-            ci_label(args.alpha): intervals(frame["lower"], frame["upper"]),
-            "Ĵ": frame["youden"].map(fmt_number),
+            "system": [str(v) for v in result["system"].values for _ in range(n_strata)],
+            "stratum": [str(v) for v in result["stratum"].values] * result.sizes["system"],
+            "human_estimate": est.values.ravel().astype(float),
+            "human_lower": ci.values[..., 0].ravel().astype(float),
+            "human_upper": ci.values[..., 1].ravel().astype(float),
         }
     )
-    print(
-        f"method: {args.method} ({result.attrs['ci_kind']}); calibration: {args.calibration_design}"
+
+
+def _header(args, counts, result) -> str:
+    """Return the lines above the table: the labelling design, the method, the estimand."""
+    attrs = result.attrs
+    method = attrs.get("method", args.method)
+    chosen = (
+        f"the {counts.design} design's default; --method chooses another"
+        if args.method is None
+        else "chosen with --method"
     )
-    print(table.to_string(index=False))
-    return 0
+    design = (
+        "random (humans labelled a random subset of the judged items; each item counted once)"
+        if counts.design == "random"
+        else "stratified (a calibration set sampled per human label, separate from the test items)"
+    )
+    return (
+        f"labelling design: {design}\n"
+        f"method: {method} ({attrs['ci_kind']}; {chosen}); estimand: "
+        f"{attrs.get('estimand', args.estimand)}; calibration: {args.calibration_design}"
+    )
+
+
+def _judge_helps(frame: pd.DataFrame) -> str:
+    """Say in how many groups the corrected interval is narrower than the human-only one.
+
+    Empty where no group has both intervals (e.g. one labelled set shared by the groups).
+    """
+    width = (frame["upper"] - frame["lower"]).to_numpy(float)
+    human = (frame["human_upper"] - frame["human_lower"]).to_numpy(float)
+    known = (width == width) & (human == human)
+    narrower = int((width[known] < human[known]).sum())
+    if not known.any():
+        return ""
+    return (
+        f"\nThe corrected interval is narrower than the human-only one (labelled items alone) in "
+        f"{narrower} of {int(known.sum())} groups; where it is not, the judge adds no precision "
+        "(Lee et al. Sec. 6): report the human-only estimate there."
+    )

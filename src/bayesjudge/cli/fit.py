@@ -28,7 +28,13 @@ from bayesjudge.cli._common import (
 )
 from bayesjudge.report import comparison_rows
 
-_LABELS = {"theta": "θ", "theta_total": "θ_total", "youden": "J"}
+_LABELS = {
+    "theta": "θ",
+    "theta_total": "θ_total",
+    "theta_test": "θ (test set)",
+    "theta_total_test": "θ_total (test set)",
+    "youden": "J",
+}
 
 
 def add_parser(subparsers) -> None:
@@ -80,6 +86,13 @@ def _add_model_options(fit: argparse.ArgumentParser) -> None:
         choices=["auto", "test", "dirichlet", "none"],
         help="θ_total per system over strata: weights from test counts, Dirichlet, or none; "
         "auto = test when there are several strata",
+    )
+    fit.add_argument(
+        "--estimand",
+        default="population",
+        choices=["population", "test-set"],
+        help="θ of the population the items were drawn from (default), or the share of truly "
+        "correct answers among this evaluation's items (the posterior holds theta_test)",
     )
     fit.add_argument("--prior-theta", type=_prior, metavar="A,B", help="Beta prior of θ (1,1)")
     fit.add_argument(
@@ -152,12 +165,14 @@ def run(args) -> int:
     check_draws_fit_in_memory(args)
     models = bayesian("fit")  # imports PyMC: only when a command fits (bayesjudge._lazy)
     priors = _fit_priors(args, models.Priors)
-    if args.calibration is None and not (priors.known("q0") and priors.known("q1")):
-        raise UsageError(
-            "--calibration is required (the judge's errors q0, q1 are estimated from it) unless "
-            "--prior-q0 and --prior-q1 both give known values."
-        )
     counts = read_counts(args)
+    labelled = int(counts.dataset["m0"].sum() + counts.dataset["m1"].sum())
+    if not labelled and not (priors.known("q0") and priors.known("q1")):
+        raise UsageError(
+            "--calibration is required (the judge's errors q0, q1 are estimated from "
+            "human-labelled items) unless the --test table has a --human column filled for "
+            "the labelled rows, or --prior-q0 and --prior-q1 both give known values."
+        )
     aggregate = None if args.aggregate == "none" else args.aggregate
     options = {
         "calibration": args.calibration_model,
@@ -165,6 +180,7 @@ def run(args) -> int:
         "priors": priors,
         "aggregate": aggregate,
         "judge_better_than_chance": args.judge_better_than_chance,
+        "estimand": args.estimand,
     }
     result = models.fit(counts, **options, **_sampling(args))
     summary, comparisons = _fit_frames(result, args.ci_prob)
@@ -180,7 +196,7 @@ def run(args) -> int:
         print(frame.to_csv(index=False), end="")
         return 0
     ci = f"{100 * args.ci_prob:g}% interval"
-    _print_settings(args, result.config, priors, _describe_aggregate(aggregate, counts), ci)
+    _print_settings(args, result, priors, _describe_aggregate(aggregate, counts), ci)
     _print_tables(summary, comparisons, ci)
     if save is not None:
         print(f"\nSaved the fit to {terminal_safe(args.save)} (read it with bayesjudge.load).")
@@ -261,6 +277,26 @@ def _describe_priors(priors, calibration: str) -> str:
     return "; ".join(parts)
 
 
+def _describe_design(design: str) -> str:
+    """Return the labelling design in words (the first line of the settings)."""
+    if design == "random":
+        return (
+            "random labelling design (humans labelled a random subset of the judged items; "
+            "their truth counts m0, m1 are evidence about θ)"
+        )
+    return (
+        "stratified labelling design (a calibration set sampled per human label, separate "
+        "from the test items; m0, m1 fixed by design)"
+    )
+
+
+def _describe_estimand(estimand: str) -> str:
+    """Return the estimand in words."""
+    if estimand == "test-set":
+        return "test-set θ (the share truly correct among this evaluation's items: theta_test)"
+    return "population θ (the accuracy in the population the items were drawn from)"
+
+
 def _describe_aggregate(aggregate, counts) -> str:
     if aggregate == "auto":
         aggregate = "test" if counts.sizes["stratum"] > 1 else None
@@ -276,7 +312,9 @@ def _fit_frames(result, ci_prob: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     summary = result.summary(ci_prob=ci_prob)
     frames = []
     if result.counts.sizes["system"] >= 2:
-        for var in ("theta", "theta_total"):
+        test_set = result.estimand == "test-set"
+        compared = ("theta_test", "theta_total_test") if test_set else ("theta", "theta_total")
+        for var in compared:
             if var in result.posterior.data_vars:
                 rows = comparison_rows(result, var, ci_prob)
                 rows.insert(0, "variable", f"{var}_difference")
@@ -285,11 +323,12 @@ def _fit_frames(result, ci_prob: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     return summary, (pd.concat(frames, ignore_index=True) if frames else pd.DataFrame())
 
 
-def _print_settings(args, settings: dict, priors, aggregate: str, ci: str) -> None:
-    """Print what was fitted: model, priors, sampler (with the seed that repeats it), intervals.
+def _print_settings(args, result, priors, aggregate: str, ci: str) -> None:
+    """Print what was fitted: design, estimand, model, priors, sampler (with its seed).
 
-    ``settings`` is the fit's ``config``: defaults (and a drawn seed) resolved.
+    The fit's ``config`` holds the settings with defaults (and a drawn seed) resolved.
     """
+    settings = result.config
     seed = settings["random_seed"]
     pooled = f" pooled over {','.join(settings['pool_over'])}" if settings["pool_over"] else ""
     if args.method == "exact":
@@ -304,6 +343,8 @@ def _print_settings(args, settings: dict, priors, aggregate: str, ci: str) -> No
             f"{settings['target_accept']:g}, seed {seed} (repeat with --seed {seed})"
         )
     print(
+        f"data: {_describe_design(result.counts.design)}\n"
+        f"estimand: {_describe_estimand(args.estimand)}\n"
         f"model: calibration {settings['calibration']}{pooled}"
         + ("; judge better than chance (J > 0)" if settings["judge_better_than_chance"] else "")
         + f"; aggregate: {aggregate}\n"

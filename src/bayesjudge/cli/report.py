@@ -81,11 +81,6 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Fit (unless --method none), write the report's files to --out and name them."""
-    if args.calibration is None:
-        raise UsageError(
-            "--calibration is required: the report corrects the judge's verdicts with a "
-            "human-labelled calibration table (CSV/Parquet with the --judge and --human columns)."
-        )
     if args.method == "exact" and args.calibration_design != "separate":
         raise UsageError(
             f"--method exact computes the posterior for --calibration-design separate only; "
@@ -98,6 +93,13 @@ def run(args) -> int:
     check_input_file("--calibration", args.calibration)
     check_draws_fit_in_memory(args)
     counts = read_counts(args)
+    if not int(counts.dataset["m0"].sum() + counts.dataset["m1"].sum()):
+        raise UsageError(
+            "--calibration is required: the report corrects the judge's verdicts with "
+            "human-labelled items, a calibration table (CSV/Parquet with the --judge and "
+            "--human columns) or a --human column of the --test table filled for the labelled "
+            "rows."
+        )
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
     method, fit_result = _fit(args, counts, seed)
     options = {
@@ -125,7 +127,8 @@ def run(args) -> int:
     print(
         f"report: {_plural(counts.sizes['system'], 'system', 'systems')} × "
         f"{_plural(counts.sizes['stratum'], 'stratum', 'strata')}, "
-        f"{bayes}, {_plural(len(report.diagnoses), 'warning', 'warnings')}, seed {seed} "
+        f"{counts.design} labelling design, {bayes}, "
+        f"{_plural(len(report.diagnoses), 'warning', 'warnings')}, seed {seed} "
         f"(repeat with --seed {seed})"
     )
     markdown, html = (terminal_safe(report.paths[kind]) for kind in ("markdown", "html"))

@@ -5,7 +5,10 @@ Two design questions that come before any data are corrected:
 * how to split a budget of ``m`` human labels between truly-incorrect (``m0``) and
   truly-correct (``m1``) calibration items (Lee et al., Algorithm 1 and Prop. 5.2), and
 * whether the same ``m`` human labels are better spent calibrating a judge or labelling
-  test items directly (Lee et al., Sec. 6, Prop. 6.1 and Prop. B.2).
+  test items directly (Lee et al., Sec. 6, Prop. 6.1 and Prop. B.2), and
+* under the random labelling design (humans label a random subset of the judged items), how
+  many items to label for a target interval width (:func:`random_design_variance`,
+  :func:`labels_for_width`; Tenenbein's double sampling).
 
 Everything here is closed-form numpy; inputs broadcast against each other.
 """
@@ -24,6 +27,7 @@ from bayesjudge.core._validation import (
     as_probability,
     broadcast,
     check_alpha,
+    check_not_greater,
     check_open_unit,
     format_values,
 )
@@ -31,15 +35,20 @@ from bayesjudge.warnings import LowJudgeQualityWarning
 
 __all__ = [
     "HUMAN_ONLY_Q_THRESHOLD",
+    "PLANNING_DESIGNS",
+    "REPORT_DESIGNS",
     "Allocation",
     "AllocationOption",
     "AllocationReport",
     "HumanOnlyComparison",
     "HumanOnlyRegime",
+    "LabelPlan",
     "allocate_calibration",
     "allocation_report",
     "human_only_regime",
     "judge_beats_human_only",
+    "labels_for_width",
+    "random_design_variance",
     "variance_vs_human_only",
 ]
 
@@ -48,6 +57,10 @@ __all__ = [
 HUMAN_ONLY_Q_THRESHOLD = 0.5 + 1.0 / (2.0 * np.sqrt(2.0))
 
 _METHODS = ("algorithm1", "exact")
+#: The labelling designs :func:`labels_for_width` plans for.
+PLANNING_DESIGNS = ("random", "stratified")
+#: The ``design`` values of :func:`allocation_report`: one design's options or both.
+REPORT_DESIGNS = ("stratified", "random", "both")
 # Pilot proportions are counts / m_pilot; a product within this (relative) distance of a whole
 # number is taken to be that number, so that 0.7 * 10 is exactly 7 and kappa is exact.
 _SNAP_TOL = 1e-9
@@ -69,15 +82,39 @@ class AllocationOption(NamedTuple):
 
 
 class AllocationReport(NamedTuple):
-    """Symmetric, Algorithm 1 and exact allocations side by side, with the plug-in values."""
+    """Symmetric, Algorithm 1 and exact allocations side by side, with the plug-in values.
 
-    symmetric: AllocationOption
-    algorithm1: AllocationOption
-    exact: AllocationOption
+    ``random`` is the random labelling design's option (``m`` items labelled at random among
+    the judged ones; ``m0``, ``m1`` their expected split), filled when
+    :func:`allocation_report` is asked for it (``design="random"`` or ``"both"``), else None;
+    with ``design="random"`` the three stratified options are None.
+    """
+
+    symmetric: AllocationOption | None
+    algorithm1: AllocationOption | None
+    exact: AllocationOption | None
     p_tilde: np.ndarray
     q0_tilde: np.ndarray
     q1_tilde: np.ndarray
     theta_tilde: np.ndarray
+    random: AllocationOption | None = None
+
+
+class LabelPlan(NamedTuple):
+    """How many items to label for a target interval width (:func:`labels_for_width`).
+
+    ``labels`` (the total, ``m0 + m1``), ``m0`` and ``m1`` (planned for the stratified
+    design; the expected split, rounded, for the random one), ``width`` (the full interval
+    width predicted at that many labels) and ``reachable`` (False where no number of labels
+    reaches the target: ``labels`` is then the most there can be, all ``judged`` items for the
+    random design, and -1 for the stratified one).
+    """
+
+    labels: int | np.ndarray
+    m0: int | np.ndarray
+    m1: int | np.ndarray
+    width: np.ndarray
+    reachable: np.ndarray
 
 
 class HumanOnlyComparison(NamedTuple):
@@ -431,8 +468,9 @@ def allocation_report(
     *,
     m0_pilot=None,
     m1_pilot=None,
+    design: str = "stratified",
 ) -> AllocationReport:
-    """Compare the symmetric, Algorithm 1 and exact calibration splits.
+    """Compare the symmetric, Algorithm 1 and exact calibration splits (and random labelling).
 
     Parameters
     ----------
@@ -445,13 +483,20 @@ def allocation_report(
     m0_pilot, m1_pilot : int or array_like, optional
         Pilot sizes per label type, as in :func:`allocate_calibration`: they set the
         smoothing of q̃0, q̃1 and every split keeps ``m0 >= m0_pilot``, ``m1 >= m1_pilot``.
+    design : {"stratified", "random", "both"}, default "stratified"
+        Which labelling design's options to give: the three splits of a truth-stratified
+        calibration sample (Lee et al.'s design), the random design's single option
+        (label ``m`` of the ``n`` judged items drawn at random; ``m <= n`` then), or both
+        side by side.
 
     Returns
     -------
     AllocationReport
         Fields ``symmetric``, ``algorithm1`` and ``exact``, each an ``AllocationOption``
-        ``(m0, m1, length)``, and the plug-in values ``p_tilde``, ``q0_tilde``, ``q1_tilde``,
-        ``theta_tilde`` at which the lengths are predicted.
+        ``(m0, m1, length)`` (None for ``design="random"``), ``random`` (an
+        ``AllocationOption`` for ``design="random"`` or ``"both"``, else None), and the
+        plug-in values ``p_tilde``, ``q0_tilde``, ``q1_tilde``, ``theta_tilde`` at which the
+        lengths are predicted.
 
     Notes
     -----
@@ -464,6 +509,13 @@ def allocation_report(
     as the labels already collected allow).
     ``exact`` never predicts a longer interval than the other two (it minimises this
     length); the gain over Algorithm 1 is largest when q̃0, q̃1 are far from 1.
+
+    The random design's ``length`` is ``2 z sqrt(V)`` with V the asymptotic variance of its
+    maximum-likelihood estimate (:func:`random_design_variance`) at θ̃, q̃0, q̃1, with
+    ``m`` labelled items among ``n`` judged (``n → ∞`` when None); its ``m0``, ``m1`` are the
+    expected split ``m (1 − θ̃)``, ``m θ̃`` (rounded): under random labelling the split is not
+    chosen. Under that design the labelled items' truth counts are evidence about θ too, so
+    it is not the stratified design with a split that happens to equal θ̃.
 
     References
     ----------
@@ -478,16 +530,30 @@ def allocation_report(
     symmetric  m0=100 m1=100 length=0.3195
     algorithm1 m0=136 m1=64 length=0.2768
     exact      m0=180 m1=20 length=0.2515
+
+    The random design with the same 200 labels drawn from 1000 judged items:
+
+    >>> r = allocation_report(200, 0.4, 0.7, 0.9, n=1000, design="both")
+    >>> print(f"random m0={r.random.m0} m1={r.random.m1} length={r.random.length:.4f}")
+    random m0=173 m1=27 length=0.0898
     """
     n = _check_n(n)
     alpha = check_alpha(alpha)
+    design = _check_report_design(design)
     z = _z(alpha)
     m, p_hat, lo0, lo1, q0t, q1t, kappa = _prepare(
         m, p_hat, q0_pilot, q1_pilot, m_pilot, m0_pilot, m1_pilot
     )
     p_t, test_var, j_t, theta = _plugin(p_hat, q0t, q1t, n, z)
-    _warn_low_j(j_t, q0_pilot, q1_pilot, fallback=True)
+    _warn_low_j(j_t, q0_pilot, q1_pilot, fallback=design != "random")
     a, b = _calib_weights(theta, q0t, q1t)
+    random = None
+    if design != "stratified":
+        random = _random_option(m, n, theta, q0t, q1t, z)
+    if design == "random":
+        return AllocationReport(
+            None, None, None, *(scalar_or_array(x) for x in (p_t, q0t, q1t, theta)), random
+        )
 
     alg1 = _algorithm1_m1(m, p_hat, lo0, lo1, kappa)
     exact = np.where(j_t > 0, _exact_m1(m, lo1, m - lo0, a, b), alg1)
@@ -505,6 +571,251 @@ def allocation_report(
         q0_tilde=scalar_or_array(q0t),
         q1_tilde=scalar_or_array(q1t),
         theta_tilde=scalar_or_array(theta),
+        random=random,
+    )
+
+
+def _check_report_design(design: str) -> str:
+    if design not in REPORT_DESIGNS:
+        raise ValueError(
+            f"design must be one of {REPORT_DESIGNS}; got {design!r}. 'stratified': a "
+            f"calibration sample drawn per human label; 'random': humans label a random subset "
+            f"of the judged items; 'both': the two side by side."
+        )
+    return design
+
+
+def _random_option(m, n, theta, q0t, q1t, z) -> AllocationOption:
+    """Return the random design's option of :func:`allocation_report` (``m`` labelled)."""
+    if n is not None and (m > n).any():
+        mm, nn = np.broadcast_arrays(m, n)
+        bad = mm > nn
+        raise ValueError(
+            f"m must not exceed n under the random labelling design (the m labelled items "
+            f"are drawn from the n judged ones); got m={format_values(mm[bad])} with "
+            f"n={format_values(nn[bad])}. Raise n or lower m."
+        )
+    var = _random_variance(theta, q0t, q1t, m, np.inf if n is None else n)
+    m1 = np.round(theta * m)
+    length = 2 * z * np.sqrt(var)
+    return AllocationOption(_as_int(m - m1), _as_int(m1), scalar_or_array(length))
+
+
+def _random_variance(theta, q0, q1, labelled, judged):
+    """Return θ(1−θ)[(1 − ρ²)/L + ρ²/N], ρ² = θ(1−θ)J²/(φ(1−φ)), unvalidated."""
+    phi = theta * q1 + (1 - theta) * (1 - q0)
+    pv = phi * (1 - phi)
+    tv = theta * (1 - theta)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rho2 = np.where(pv > 0, tv * (q0 + q1 - 1) ** 2 / np.where(pv > 0, pv, 1.0), 0.0)
+    rho2 = np.clip(rho2, 0.0, 1.0)  # rounding only: ρ² is a squared correlation
+    return tv * ((1 - rho2) / labelled + rho2 / judged)
+
+
+def random_design_variance(theta, q0, q1, labelled, judged=None):
+    """Asymptotic variance of θ̂ when humans label a random subset of the judged items.
+
+    Parameters
+    ----------
+    theta : float or array_like
+        True accuracy θ (share of items truly correct).
+    q0, q1 : float or array_like
+        The judge's specificity and sensitivity.
+    labelled : int or array_like
+        Items labelled by humans, drawn at random among the judged ones (L >= 1).
+    judged : int or array_like, optional
+        All items the judge graded, labelled ones included (N >= L); None means N → ∞.
+
+    Returns
+    -------
+    numpy.ndarray or numpy.float64
+        ``θ(1−θ) [(1 − ρ²)/L + ρ²/N]`` with ``ρ² = θ(1−θ) J² / (φ(1−φ))``, J = q0 + q1 − 1,
+        φ = θ q1 + (1 − θ)(1 − q0) (the share judged correct). ρ is the correlation between
+        the judge's verdict and the truth; ρ² = 0 where φ is 0 or 1.
+
+    Notes
+    -----
+    Derivation. With ``a = P(true | judged correct) = θ q1/φ`` and ``b = P(true | judged
+    incorrect) = θ (1 − q1)/(1 − φ)``, the random design's likelihood factorises
+    into Bin(N, φ) over all verdicts × Bin(tp + fp, a) × Bin(fn + tn, b) over the labelled
+    items, so the MLE is θ̂ = φ̂ â + (1 − φ̂) b̂ (Tenenbein's double-sampling estimator) with
+    asymptotically independent φ̂, â, b̂ of variances φ(1−φ)/N, a(1−a)/(Lφ),
+    b(1−b)/(L(1−φ)). The delta method gives
+    ``Var θ̂ = (a − b)² φ(1−φ)/N + [φ a(1−a) + (1−φ) b(1−b)]/L``. Since
+    ``a − b = θ(1−θ)J/(φ(1−φ))``, the first numerator is ``(a − b)² φ(1−φ) = ρ² θ(1−θ)``
+    (the variance of E[truth | verdict]) and the second is the rest of θ(1−θ), hence the
+    formula. It is also the (θ, θ) element of the inverse Fisher information of the full
+    likelihood k ~ Bin(n, p) × tn ~ Bin(m0, q0) × tp ~ Bin(m1, q1) × m1 ~ Bin(L, θ) in
+    (θ, q0, q1) with n = N − L (checked numerically in the tests).
+
+    It does not need J > 0: the labelled items estimate a and b whatever the judge's
+    sign, and a judge no better than chance (ρ = 0) gives the human-only variance
+    θ(1−θ)/L. A perfect judge (ρ = 1) gives θ(1−θ)/N, the variance of labelling every item.
+    It is first order: accurate when the labelled items judged correct and judged incorrect
+    (L φ and L (1 − φ)) each number a few dozen or more.
+
+    References
+    ----------
+    Tenenbein, "A double sampling scheme for estimating from binomial data with
+    misclassifications", JASA 65 (1970), 1350–1361; Cochran, *Sampling Techniques*, 3rd ed.,
+    Sec. 12.2 (double sampling for stratification).
+
+    Examples
+    --------
+    θ = 0.3, q0 = 0.8, q1 = 0.9, 200 of 2000 items labelled: φ = 0.41,
+    ρ² = 0.21 · 0.49 / 0.2419 = 0.4254, V = 0.21 (0.5746/200 + 0.4254/2000); the 95 %
+    width 2 · 1.96 · 0.0255 = 0.0998 is the issue's measured mean width of the full
+    likelihood's posterior interval (0.100) on these settings:
+
+    >>> from bayesjudge.core.allocation import random_design_variance
+    >>> v = random_design_variance(0.3, 0.8, 0.9, 200, 2000)
+    >>> print(f"{v:.6f} sd={v**0.5:.4f}")
+    0.000648 sd=0.0255
+    """
+    theta = as_probability("theta", theta)
+    q0 = as_probability("q0", q0)
+    q1 = as_probability("q1", q1)
+    labelled = as_count("labelled", labelled, positive=True)
+    judged = np.inf if judged is None else as_count("judged", judged, positive=True)
+    if judged is not np.inf:
+        check_not_greater("labelled", labelled, "judged", judged)
+    theta, q0, q1, labelled, judged = broadcast(
+        ("theta", "q0", "q1", "labelled", "judged"), theta, q0, q1, labelled, judged
+    )
+    return scalar_or_array(_random_variance(theta, q0, q1, labelled, judged.astype(float)))
+
+
+def _plan_random(v_star, theta, q0, q1, judged):
+    """Smallest L with V(L) <= v_star; (L, reachable), L = N where not reachable."""
+    tv = theta * (1 - theta)
+    base = _random_variance(theta, q0, q1, 1.0, np.inf)  # (1 − ρ²) θ(1−θ)
+    floor = tv - base  # ρ² θ(1−θ)
+    room = v_star - floor / judged
+    with np.errstate(divide="ignore", invalid="ignore"):
+        need = np.where(room > 0, np.ceil(base / np.where(room > 0, room, 1.0) - 1e-9), np.inf)
+    need = np.maximum(need, 1.0)
+    reachable = need <= judged
+    return np.where(reachable, need, judged), reachable
+
+
+def _plan_stratified(v_star, theta, q0, q1, judged):
+    """Smallest m0 + m1 (optimal split) with eq. (10) <= v_star; -1 where not reachable."""
+    j = q0 + q1 - 1
+    p = theta * q1 + (1 - theta) * (1 - q0)
+    room = v_star * j**2 - p * (1 - p) / judged
+    sa = (1 - theta) * np.sqrt(q0 * (1 - q0))
+    sb = theta * np.sqrt(q1 * (1 - q1))
+    reachable = room > 0
+    safe = np.where(reachable, room, 1.0)
+    # min m0 + m1 s.t. A/m0 + B/m1 <= room: m0 = √A(√A + √B)/room, m1 likewise (Lagrange).
+    m0 = np.maximum(np.ceil(sa * (sa + sb) / safe - 1e-9), 1.0)
+    m1 = np.maximum(np.ceil(sb * (sa + sb) / safe - 1e-9), 1.0)
+    return np.where(reachable, m0, -1.0), np.where(reachable, m1, -1.0), reachable
+
+
+def labels_for_width(
+    target_width, theta, q0, q1, judged=None, alpha: float = 0.05, *, design: str = "random"
+) -> LabelPlan:
+    """How many items humans must label for a 1 − alpha interval of θ of a target width.
+
+    Parameters
+    ----------
+    target_width : float or array_like
+        Wanted full width of the interval of θ, in (0, 1].
+    theta, q0, q1 : float or array_like
+        Planning values of θ and of the judge's specificity and sensitivity (a pilot's
+        estimates, or earlier data).
+    judged : int or array_like, optional
+        Items the judge grades: under ``design="random"`` the labelled items are drawn from
+        them; under ``"stratified"`` it is the test set, and the calibration items come on
+        top. None means unlimited.
+    alpha : float, default 0.05
+        Interval level ``1 - alpha``.
+    design : {"random", "stratified"}, default "random"
+        ``"random"``: label a random subset of the judged items; the width is that of the
+        maximum-likelihood interval, ``2 z sqrt(random_design_variance)``. ``"stratified"``:
+        a calibration sample of m0 truly-incorrect and m1 truly-correct items with the split
+        that minimises m0 + m1 (``m0 : m1 = (1 − θ)√(q0(1−q0)) : θ√(q1(1−q1))``); the width
+        is that of the delta-method interval (Lee et al., eq. 10). ``q0 + q1`` must exceed 1
+        there.
+
+    Returns
+    -------
+    LabelPlan
+        ``(labels, m0, m1, width, reachable)``: the smallest number of labels whose predicted
+        width is at most the target, its split, that width, and where the target can be met
+        at all (see :class:`LabelPlan`).
+
+    Notes
+    -----
+    Random design: V(L) = θ(1−θ)[(1 − ρ²)/L + ρ²/N] ≤ (w/2z)² solves to
+    ``L = ceil(θ(1−θ)(1 − ρ²) / ((w/2z)² − ρ²θ(1−θ)/N))``; the target is out of reach where
+    that exceeds N (labelling everything gives width 2z sqrt(θ(1−θ)/N)). Stratified design:
+    ``[p(1−p)/n + A/m0 + B/m1]/J² ≤ (w/2z)²`` with A = (1−θ)² q0(1−q0), B = θ² q1(1−q1),
+    minimised over the split by m_i ∝ √A, √B (each at least 1); out of reach where the test
+    set alone is too wide. Both are large-sample widths at the planning values: with a noisy
+    pilot, plan for a margin. The stratified numbers here use the planning values as they are
+    (no pilot smoothing), unlike :func:`allocation_report`.
+
+    Examples
+    --------
+    A 0.10-wide 95 % interval at θ = 0.3, q0 = 0.8, q1 = 0.9, with 2000 judged items:
+
+    >>> from bayesjudge.core.allocation import labels_for_width
+    >>> plan = labels_for_width(0.10, 0.3, 0.8, 0.9, judged=2000)
+    >>> int(plan.labels), int(plan.m0), int(plan.m1), round(float(plan.width), 4)
+    (200, 140, 60, 0.0998)
+    >>> labels_for_width(0.10, 0.3, 0.8, 0.9, judged=2000, design="stratified").labels
+    693
+    """
+    if design not in PLANNING_DESIGNS:
+        raise ValueError(
+            f"design must be one of {PLANNING_DESIGNS}; got {design!r}. 'random': humans "
+            f"label a random subset of the judged items; 'stratified': a calibration sample "
+            f"drawn per human label."
+        )
+    width = as_probability("target_width", target_width)
+    if (width <= 0).any():
+        raise ValueError(
+            f"target_width must be in (0, 1]; got {format_values(width[width <= 0])}. Give the "
+            f"full width of the interval wanted, e.g. 0.1."
+        )
+    theta = as_probability("theta", theta)
+    q0 = as_probability("q0", q0)
+    q1 = as_probability("q1", q1)
+    judged = np.inf if judged is None else as_count("judged", judged, positive=True)
+    alpha = check_alpha(alpha)
+    width, theta, q0, q1, judged = broadcast(
+        ("target_width", "theta", "q0", "q1", "judged"), width, theta, q0, q1, judged
+    )
+    judged = judged.astype(float)
+    z = _z(alpha)
+    v_star = (width / (2 * z)) ** 2
+    if design == "random":
+        labels, reachable = _plan_random(v_star, theta, q0, q1, judged)
+        var = _random_variance(theta, q0, q1, labels, judged)
+        m1 = np.round(theta * labels)
+        m0 = labels - m1
+        labels = np.where(np.isfinite(labels), labels, -1.0)  # N = ∞ and out of reach
+        m0, m1 = np.where(labels >= 0, m0, -1.0), np.where(labels >= 0, m1, -1.0)
+    else:
+        j = q0 + q1 - 1
+        if (j <= 0).any():
+            raise ValueError(
+                f"design='stratified' needs q0 + q1 > 1 (a judge better than chance); got "
+                f"q0 + q1 - 1 = {format_values(j[j <= 0])}. The corrected estimator divides "
+                f"by it; use design='random', which does not."
+            )
+        m0, m1, reachable = _plan_stratified(v_star, theta, q0, q1, judged)
+        labels = np.where(reachable, m0 + m1, -1.0)
+        p = theta * q1 + (1 - theta) * (1 - q0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            var = (p * (1 - p) / judged + (1 - theta) ** 2 * q0 * (1 - q0) / m0
+                   + theta**2 * q1 * (1 - q1) / m1) / j**2  # fmt: skip
+        var = np.where(reachable, var, np.inf)
+    out = 2 * z * np.sqrt(var)
+    return LabelPlan(
+        _as_int(labels), _as_int(m0), _as_int(m1), scalar_or_array(out), scalar_or_array(reachable)
     )
 
 

@@ -15,6 +15,8 @@ The package's modules, bottom up:
 - :mod:`bayesjudge.data.labels`: which label values mean correct and incorrect;
 - :mod:`bayesjudge.data.patterns`: the joint verdict patterns of several systems on shared
   items (:func:`verdict_patterns`, :func:`all_patterns`) and the joint table;
+- :mod:`bayesjudge.data.design`: the labelling design read from the tables (one table with
+  a human column; labelled items that are also judged items, each counted once);
 - :mod:`bayesjudge.data.counting`: counting item tables on their own engine;
 - :mod:`bayesjudge.data.counts`: the :class:`JudgeCounts` container.
 """
@@ -24,10 +26,10 @@ from bayesjudge.data._common import (
     CALIBRATION_FIELDS as CALIBRATION_FIELDS,
 )
 from bayesjudge.data._common import (
-    DEFAULT_LABEL as DEFAULT_LABEL,
+    DEFAULT_DESIGN as DEFAULT_DESIGN,
 )
 from bayesjudge.data._common import (
-    DEFAULT_DESIGN as DEFAULT_DESIGN,
+    DEFAULT_LABEL as DEFAULT_LABEL,
 )
 from bayesjudge.data._common import (
     DESIGN_ATTR as DESIGN_ATTR,

@@ -12,13 +12,17 @@ import narwhals.stable.v2 as nw
 import numpy as np
 import xarray as xr
 
+from bayesjudge.core._validation import check_design
 from bayesjudge.data._common import (
+    DEFAULT_DESIGN,
     DEFAULT_LABEL,
+    DESIGN_ATTR,
     DIMS,
     FIELDS,
     JOINT,
     JOINT_DIMS,
     KEY_COLUMN,
+    MAX_GROUPS_SHOWN,
     PATTERN,
     ROWS_COLUMN,
     VERDICT,
@@ -26,15 +30,25 @@ from bayesjudge.data._common import (
     check_group_labels,
     group_name,
     is_blank,
+    is_missing,
     label_array,
     plain_value,
     rows_text,
     sorted_labels,
 )
+from bayesjudge.data.design import (
+    INFERRED,
+    JudgedRow,
+    LabelledRow,
+    check_labelled_ids,
+    check_once,
+    match_labelled,
+    one_table_design,
+)
 from bayesjudge.data.labels import check_positive_held, classify, normalise
 from bayesjudge.data.patterns import ItemQuery, joint_from_frame
 from bayesjudge.data.reading import as_frame, missing_lines
-from bayesjudge.warnings import MissingLabelWarning
+from bayesjudge.warnings import DesignWarning, MissingLabelWarning
 
 
 def _id_key(column: str, dtype, from_file: bool) -> nw.Expr:
@@ -75,6 +89,11 @@ class _Counted(NamedTuple):
     positive_uses: list  # _PositiveUse per label column when positive= applies
     labels: dict  # dim -> {(type, label): where}: the group labels, for cross-table checks
     where: str
+    # One table (split on the human column): group -> Counter of (verdict, truth) of the rows
+    # with a human label (per_group then holds the unlabelled rows); else None.
+    labelled: dict | None = None
+    # The calibration table with item ids: its counted rows (LabelledRow); else None.
+    items: list | None = None
 
 
 def _typed_labels(frame, column: str, dtype, distinct: Iterable) -> set[tuple]:
@@ -259,16 +278,34 @@ def _label_mappings(source: _Table, labels: dict[str, str], combos: _Combos, pos
     return mappings, uses
 
 
-def _tally(source: _Table, labels: dict[str, str], combos: _Combos, mappings) -> dict:
-    """Add up the rows per group and 0/1 label tuple; warn about rows missing a label."""
+def _tally(
+    source: _Table, labels: dict[str, str], combos: _Combos, mappings, split: bool = False
+) -> tuple[dict, dict | None]:
+    """Add up the rows per group and 0/1 label tuple; warn about rows missing a label.
+
+    With ``split`` (one table holding judge and human columns), a row without a human label
+    is an unlabelled item, counted by its verdict in the first dict; rows with both labels
+    are counted by (verdict, truth) in the second; only a missing verdict drops a row.
+    """
     per_group: dict[tuple, Counter] = defaultdict(Counter)
+    labelled: dict[tuple, Counter] | None = defaultdict(Counter) if split else None
     dropped_by_column: Counter = Counter()
     dropped_by_group: Counter = Counter()
     for i, (group, rows_here) in enumerate(zip(combos.groups, combos.counts, strict=True)):
         label_row = [values[i] for values in combos.labels]
         per_group[group]  # register the group even if all its rows are dropped
+        if split:
+            labelled[group]  # registers the group
+            if label_row[0] is not None and label_row[1] is None:
+                per_group[group][(mappings[0][label_row[0]],)] += rows_here
+                continue
+            if label_row[0] is not None:
+                values = (mappings[0][label_row[0]], mappings[1][label_row[1]])
+                labelled[group][values] += rows_here
+                continue
+            label_row = label_row[:1]  # only the missing verdict drops the row
         if any(v is None for v in label_row):
-            for role, v in zip(labels, label_row, strict=True):
+            for role, v in zip(labels, label_row, strict=False):
                 if v is None:
                     dropped_by_column[labels[role]] += rows_here
             dropped_by_group[group] += rows_here
@@ -276,7 +313,7 @@ def _tally(source: _Table, labels: dict[str, str], combos: _Combos, mappings) ->
         per_group[group][tuple(m[v] for m, v in zip(mappings, label_row, strict=True))] += rows_here
     if dropped_by_group:
         _warn_dropped(source, dropped_by_column, dropped_by_group, sum(combos.counts))
-    return per_group
+    return per_group, labelled
 
 
 def _warn_dropped(source: _Table, by_column: Counter, by_group: Counter, rows: int) -> None:
@@ -300,9 +337,19 @@ def _warn_dropped(source: _Table, by_column: Counter, by_group: Counter, rows: i
 
 
 def _item_query(
-    source: _Table, exprs: list[nw.Expr], keys: list[str], item: str, combos: _Combos, mapping
+    source: _Table,
+    exprs: list[nw.Expr],
+    keys: list[str],
+    item: str,
+    combos: _Combos,
+    mapping,
+    keep: nw.Expr | None = None,
 ) -> ItemQuery:
-    """Return the per-item query of the test table's first label column (joint_from_frame)."""
+    """Return the per-item query of the test table's first label column (joint_from_frame).
+
+    ``keep`` (an expression on the table's columns) selects the rows that count: the
+    unlabelled rows of one table with a human column.
+    """
     n_groups = len(keys) - len(combos.labels)
     # The raw (engine-side) label values meaning correct and incorrect; the rest are missing.
     raw = [plain_value(v) for v in combos.raw[keys[n_groups]]]
@@ -311,8 +358,9 @@ def _item_query(
         if normal is not None and value not in by_verdict[mapping[normal]]:
             by_verdict[mapping[normal]].append(value)
     dtype = source.schema[item]
+    frame = source.frame if keep is None else source.frame.filter(keep)
     return ItemQuery(
-        frame=source.frame.select(
+        frame=frame.select(
             *exprs[:n_groups],  # the group columns
             _id_key(item, dtype, source.from_file).alias(KEY_COLUMN.format("item")),
             exprs[n_groups].alias(VERDICT_KEY),
@@ -324,9 +372,67 @@ def _item_query(
     )
 
 
+def _blank_label(source: _Table, column: str, raw: list) -> nw.Expr:
+    """Select the rows of ``column`` without a label (null, NaN, empty or blank text).
+
+    ``raw`` are the distinct values of the column's counting key (:func:`_label_key`); those
+    that :func:`normalise` reads as missing but the engine does not (``""``, ``"  "`` in an
+    object column) are matched by value.
+    """
+    dtype = source.schema[column]
+    key = _label_key(column, dtype)
+    blank = key.is_null()
+    if isinstance(dtype, nw.Float32 | nw.Float64):
+        blank = blank | key.is_nan()
+    values = [v for v in map(plain_value, raw) if not is_missing(v) and normalise(v) is None]
+    if values:
+        blank = blank | key.is_in(values)
+    return blank
+
+
+def _labelled_rows(
+    source: _Table, exprs: list[nw.Expr], item: str, mappings, labelled: nw.Expr | None = None
+) -> list[LabelledRow]:
+    """Collect the counted rows of the calibration table with their item ids.
+
+    Rows missing the judge or the human label are left out, as in the counts. ``labelled``
+    selects the labelled rows of one table first (so that only they are collected).
+    """
+    item_key = KEY_COLUMN.format("item")
+    id_expr = _id_key(item, source.schema[item], source.from_file).alias(item_key)
+    frame = source.frame if labelled is None else source.frame.filter(labelled)
+    rows = frame.select(*exprs, id_expr).collect().to_dict(as_series=False)
+    size = len(rows[item_key])
+
+    def column(key: str) -> list:
+        return rows[key] if key in rows else [DEFAULT_LABEL] * size
+
+    out = []
+    for s, t, i, v, h in zip(
+        column(KEY_COLUMN.format("system")),
+        column(KEY_COLUMN.format("stratum")),
+        rows[item_key],
+        rows[KEY_COLUMN.format("judge")],
+        rows[KEY_COLUMN.format("human")],
+        strict=True,
+    ):
+        verdict, truth = normalise(plain_value(v)), normalise(plain_value(h))
+        if verdict is None or truth is None:
+            continue
+        out.append(
+            LabelledRow(
+                plain_value(s),
+                plain_value(t),
+                plain_value(i),
+                mappings[0][verdict],
+                mappings[1][truth],
+            )
+        )
+    return out
+
+
 def _count_table(
-    table,
-    table_name: str,
+    source: _Table,
     labels: dict[str, str],
     groups: dict[str, str | None],
     positive,
@@ -337,11 +443,13 @@ def _count_table(
     Returns per-group counters keyed by label tuples (0/1 per label column, in the order of
     ``labels``); every group seen is a key, including those whose rows were all dropped.
     The counting query runs on the table's own engine; only the small result is collected.
-    With ``item`` (a column name), also returns the :class:`ItemQuery` from which
-    :func:`joint_from_frame` counts the joint verdict table of the first label column once
-    all systems are known; otherwise None.
+    With ``item`` (a column name), also returns, for the test table, the :class:`ItemQuery`
+    from which :func:`joint_from_frame` counts the joint verdict table of the first label
+    column once all systems are known, and for the calibration table its counted rows with
+    their item ids (:class:`LabelledRow`). A test table counted with a ``"human"`` label (one
+    table) is split into its unlabelled rows (``per_group``) and labelled rows
+    (``labelled``); its item query keeps the unlabelled rows only.
     """
-    source = _open_table(table, table_name)
     wanted = {**labels, **{dim: col for dim, col in groups.items() if col is not None}}
     if item is not None:
         wanted["item"] = item
@@ -350,17 +458,129 @@ def _count_table(
     combos = _count_combos(source, exprs, keys, wanted)
     typed = _group_labels(source, groups, combos)
     mappings, uses = _label_mappings(source, labels, combos, positive)
-    per_group = _tally(source, labels, combos, mappings)
+    split = source.name == "test" and "human" in labels
+    per_group, labelled = _tally(source, labels, combos, mappings, split)
+    counted = _Counted(per_group, None, uses, typed, source.where, labelled)
     if item is None:
-        return _Counted(per_group, None, uses, typed, source.where)
-    query = _item_query(source, exprs, keys, item, combos, mappings[0])
-    return _Counted(per_group, query, uses, typed, source.where)
+        return counted
+    if source.name == "calibration":
+        return counted._replace(items=_labelled_rows(source, exprs, item, mappings))
+    if not split:
+        query = _item_query(source, exprs, keys, item, combos, mappings[0])
+        return counted._replace(item_query=query)
+    keep = _blank_label(source, labels["human"], combos.raw[KEY_COLUMN.format("human")])
+    query = _item_query(source, exprs, keys, item, combos, mappings[0], keep)
+    rows = _labelled_rows(source, exprs, item, mappings, ~keep)
+    return counted._replace(item_query=query, items=rows)
 
 
-def _check_options(test, calibration, judge: str, human: str, positive, item) -> None:
+def _id_kind(source: _Table, column: str) -> str:
+    """Return the kind of an item-id column as counted: text, integer, float, object, ..."""
+    dtype = source.schema[column]
+    if _cast_id(dtype, source.from_file) or isinstance(dtype, nw.String | nw.Categorical | nw.Enum):
+        return "text"
+    if dtype.is_integer():
+        return "integer"
+    if dtype.is_float():
+        return "float"
+    return "object" if isinstance(dtype, nw.Object) else str(dtype)
+
+
+_KIND_TYPES = {"text": str, "integer": int, "float": float}
+
+
+def _judged_rows(
+    query: ItemQuery, labelled: list[LabelledRow], test: _Table, calib: _Table, item: str
+) -> list[JudgedRow]:
+    """Collect the test rows whose item id is a labelled item's id (on the test's engine).
+
+    The id columns must be of one kind in both tables (ids compare by value and type), else
+    no labelled item could ever match a judged one: that is an error, not a silent miss.
+    """
+    item_key = KEY_COLUMN.format("item")
+    kinds = _id_kind(test, item), _id_kind(calib, item)
+    if kinds[0] != kinds[1] and "object" not in kinds:
+        # Ids of different types never match; refuse only those that would match as text.
+        as_text = sorted({str(r.item) for r in labelled})
+        matched = (
+            query.frame.select(nw.col(item_key).cast(nw.String))
+            .filter(nw.col(item_key).is_in(as_text))
+            .unique()
+            .head(MAX_GROUPS_SHOWN)
+            .collect()
+            .to_dict(as_series=False)[item_key]
+        )
+        if matched:
+            raise ValueError(
+                f"Column {item!r} (item) holds {kinds[0]} ids in the {test.where} and "
+                f"{kinds[1]} ids in the {calib.where}, and some match only as text (e.g. "
+                f"{', '.join(map(repr, sorted(matched)))}). Item ids are compared by value and "
+                f"type (7 and '7' are different ids; so are '007' and '7'), so these labelled "
+                f"items would not be matched with the judged ones. Convert the column to one "
+                f"type in both tables (e.g. .astype(str)); if the tables number different "
+                f"items, give them ids that differ as text too."
+            )
+        return []
+    wanted = _KIND_TYPES.get(kinds[0])
+    ids = list(
+        {
+            r.item
+            for r in labelled
+            if wanted is None or (isinstance(r.item, wanted) and not isinstance(r.item, bool))
+        }
+    )
+    return _rows_with_ids(query, ids)
+
+
+def _rows_with_ids(query: ItemQuery, ids: list) -> list[JudgedRow]:
+    """Collect the rows of an item query whose id is among ``ids`` (on its engine)."""
+    if not ids:
+        return []
+    item_key = KEY_COLUMN.format("item")
+    rows = query.frame.filter(nw.col(item_key).is_in(ids)).collect().to_dict(as_series=False)
+    size = len(rows[item_key])
+
+    def column(key: str) -> list:
+        return rows[key] if key in rows else [DEFAULT_LABEL] * size
+
+    verdicts = {**dict.fromkeys(query.correct, 1), **dict.fromkeys(query.incorrect, 0)}
+    return [
+        JudgedRow(plain_value(s), plain_value(t), plain_value(i), verdicts.get(plain_value(v)))
+        for s, t, i, v in zip(
+            column(KEY_COLUMN.format("system")),
+            column(KEY_COLUMN.format("stratum")),
+            rows[item_key],
+            rows[VERDICT_KEY],
+            strict=True,
+        )
+    ]
+
+
+def _without_labelled(query: ItemQuery, ids: dict) -> ItemQuery:
+    """Return the item query without the labelled items (pairs of system and item id).
+
+    The joint table then counts only unlabelled items, which are among each system's ``n``.
+    """
+    system_key, item_key = KEY_COLUMN.format("system"), KEY_COLUMN.format("item")
+    if system_key in query.frame.collect_schema().names():
+        labelled = None
+        for system, items in ids.items():
+            here = (nw.col(system_key) == system) & nw.col(item_key).is_in(items)
+            labelled = here if labelled is None else labelled | here
+    else:
+        labelled = nw.col(item_key).is_in([i for items in ids.values() for i in items])
+    return query._replace(frame=query.frame.filter(~labelled.fill_null(False)))
+
+
+def _check_options(test, calibration, judge: str, human: str | None, positive, item) -> None:
     """Refuse option combinations of :meth:`JudgeCounts.from_frames` that cannot work."""
     if test is None and calibration is None:
         raise ValueError("Pass a test table, a calibration table, or both.")
+    if human is None and calibration is not None:
+        raise ValueError(
+            "human=None says the tables have no human-label column, but a calibration table "
+            "needs one: pass human=<column of the human labels>."
+        )
     if positive is not None and isinstance(positive, Mapping):
         stray = [c for c in positive if c not in (judge, human)]
         if stray:
@@ -422,30 +642,75 @@ def _count_arrays(test_counts, calib_counts, systems, strata) -> dict[str, np.nd
     return arrays
 
 
+def _subtract(test_counts: dict, removed: dict) -> None:
+    """Take the labelled items out of the test counters (in place)."""
+    for group, counter in removed.items():
+        test_counts[group].subtract(counter)
+
+
 def count_frames(
-    test, calibration, *, judge: str, human: str, system, stratum, positive, item
+    test,
+    calibration,
+    *,
+    judge: str,
+    human: str,
+    system,
+    stratum,
+    positive,
+    item,
+    design: str | None = None,
 ) -> xr.Dataset:
     """Count item tables into a counts dataset: the work of :meth:`JudgeCounts.from_frames`.
 
     Each table is counted by :func:`_count_table` (its warnings point at the caller of
-    ``from_frames``, two frames up); the labels are checked across the tables; the joint
-    verdict table is counted with ``item``.
+    ``from_frames``, two frames up); the labels are checked across the tables; the labelling
+    design is resolved (one table with a human column; labelled items matched with judged
+    items by ``item``: see :mod:`bayesjudge.data.design`) and stored in
+    ``attrs["design"]``; the joint verdict table is counted with ``item``.
     """
     _check_options(test, calibration, judge, human, positive, item)
+    design = None if design is None else check_design(design, "design")
     groups = {"system": system, "stratum": stratum}
+    sources = [
+        _open_table(table, name)
+        for table, name in ((test, "test"), (calibration, "calibration"))
+        if table is not None
+    ]
+    one_table = calibration is None and human is not None and human in sources[0].schema.names()
     tables: list[_Counted] = []
     if test is not None:
-        tables.append(_count_table(test, "test", {"judge": judge}, groups, positive, item=item))
+        labels = {"judge": judge, "human": human} if one_table else {"judge": judge}
+        tables.append(_count_table(sources[0], labels, groups, positive, item=item))
     if calibration is not None:
-        tables.append(
-            _count_table(
-                calibration, "calibration", {"judge": judge, "human": human}, groups, positive
-            )
-        )
+        calib_item = item if item in sources[-1].schema.names() else None
+        labels = {"judge": judge, "human": human}
+        tables.append(_count_table(sources[-1], labels, groups, positive, item=calib_item))
     check_positive_held(positive, [use for t in tables for use in t.positive_uses])
     _check_labels_across(tables, groups)
     test_counts = tables[0].per_group if test is not None else {}
     calib_counts = tables[-1].per_group if calibration is not None else {}
+    item_query = tables[0].item_query if test is not None else None
+    if one_table:
+        calib_counts = tables[0].labelled
+        design = one_table_design(design, calib_counts, sources[0].where)
+        if item_query is not None:  # an item with a labelled and an unlabelled row
+            check_labelled_ids(tables[0].items, item, sources[0].where)
+            ids = list({r.item for r in tables[0].items})
+            check_once(tables[0].items, _rows_with_ids(item_query, ids), item, sources[0].where)
+    elif item_query is not None and tables[-1].items is not None:
+        check_labelled_ids(tables[-1].items, item, sources[-1].where)
+        judged = _judged_rows(item_query, tables[-1].items, sources[0], sources[-1], item)
+        overlap = match_labelled(tables[-1].items, judged, item, design)
+        design = overlap.design
+        if overlap.labelled:
+            _subtract(test_counts, overlap.removed)
+            item_query = _without_labelled(item_query, overlap.labelled)
+        if overlap.inferred:
+            unlabelled = sum(sum(c.values()) for c in test_counts.values())
+            message = INFERRED.format(
+                matched=overlap.n_labelled, column=item, unlabelled=unlabelled
+            )
+            warnings.warn(message, DesignWarning, stacklevel=3)
     systems, strata = _coordinates(tables, set(test_counts) | set(calib_counts), groups)
     arrays = _count_arrays(test_counts, calib_counts, systems, strata)
     ds = xr.Dataset(
@@ -454,8 +719,8 @@ def count_frames(
             "system": label_array("system", systems),
             "stratum": label_array("stratum", strata),
         },
+        attrs={DESIGN_ATTR: design or DEFAULT_DESIGN},
     )
-    item_query = tables[0].item_query if test is not None else None
     if item_query is None:
         return ds
     table, matrix = joint_from_frame(item_query, systems, strata, item)

@@ -357,11 +357,12 @@ class JudgeCounts:
         calibration=None,
         *,
         judge: str = "judge",
-        human: str = "human",
+        human: str | None = "human",
         system: str | None = None,
         stratum: str | None = None,
         positive=None,
         item: str | None = None,
+        design: str | None = None,
     ) -> JudgeCounts:
         """Count item-level tables of judge verdicts and human labels.
 
@@ -369,7 +370,10 @@ class JudgeCounts:
         ----------
         test : dataframe or path, optional
             One row per test item, with the judge's verdict in column ``judge`` (and
-            optional ``system``/``stratum`` columns). A pandas, polars (``DataFrame`` or
+            optional ``system``/``stratum`` columns). Without ``calibration``, a test table
+            that also has the ``human`` column is *one table* of the random labelling design:
+            rows with a human label are the labelled items, rows with an empty (null, NaN,
+            blank) label the unlabelled ones (see Notes). A pandas, polars (``DataFrame`` or
             ``LazyFrame``) or pyarrow table, a DuckDB relation
             (:class:`duckdb.DuckDBPyRelation`), a Dask DataFrame or a PySpark DataFrame —
             anything :func:`narwhals.from_native` accepts — or the path (``str`` or
@@ -378,7 +382,9 @@ class JudgeCounts:
             One row per calibration item, with columns ``judge`` and ``human`` (and the same
             optional group columns). At least one of ``test`` and ``calibration`` is needed.
         judge, human : str, default "judge", "human"
-            Names of the judge-verdict and human-label columns.
+            Names of the judge-verdict and human-label columns. ``human=None``: the tables
+            have no human column (a test table is then counted as test items only, even if
+            it has a column named ``"human"``); not with ``calibration``.
         system, stratum : str, optional
             Names of the group columns. When given, both tables must have them; when
             omitted, the dimension has the single label ``"all"``.
@@ -393,7 +399,16 @@ class JudgeCounts:
             Name of an item-id column of the test table. When given, the items judged for
             every system (shared items) are also counted by stratum and by the pattern of
             the judge's verdicts across systems: the joint verdict table :attr:`joint`, which
-            paired comparisons use. ``n`` and ``k`` still count all of a system's items.
+            paired comparisons use. ``n`` and ``k`` still count all of a system's unlabelled
+            items. If the calibration table has this column too, its ids tell which labelled
+            items are also judged test items: each is then counted once (see Notes).
+        design : {"stratified", "random"}, optional
+            How the labelled items were chosen (:attr:`design`, stored in
+            ``attrs["design"]``). Default: inferred — ``"random"`` for one table with human
+            labels and when every labelled item is also a judged test item (matching
+            ``item`` ids; a :class:`~bayesjudge.warnings.DesignWarning` says so), else
+            ``"stratified"``. ``"random"`` given without ``item`` says that the test table
+            holds only the unlabelled items (the labelled ones already removed).
 
         Returns
         -------
@@ -403,6 +418,13 @@ class JudgeCounts:
         Raises
         ------
         ValueError
+            If ``design`` is not ``"stratified"``/``"random"``; if ``design="stratified"``
+            is passed for one table with human labels, or while labelled items are also
+            judged test items (they would be counted twice); if the labelled items are only
+            partly among the judged items (a mix of designs), a labelled item's judge verdict
+            or stratum differs between the tables, the item-id columns of the two tables are
+            of different types, or a calibration item id is missing or repeats within a
+            system (the messages name the ids and both fixes).
             If a column is missing (the message lists the columns that exist) or holds lists
             or structs, a group column has missing (empty, null, NaN) values, two group labels
             differ but print alike or compare equal (``1`` and ``"1"``, ``1`` and ``1.0``,
@@ -426,7 +448,12 @@ class JudgeCounts:
         -----
         MissingLabelWarning
             When rows with a missing judge or human label (null, NaN or empty string) are
-            dropped; the message gives the row counts per column and per group.
+            dropped; the message gives the row counts per column and per group. In one table
+            with a human column, an empty human label is the design (an unlabelled item),
+            not missing data: only rows with a missing judge verdict are dropped.
+        DesignWarning
+            When the random design is inferred from matching ``item`` ids (pass
+            ``design="random"`` to declare it).
 
         Notes
         -----
@@ -470,8 +497,37 @@ class JudgeCounts:
         shared. Items not shared by all systems stay in ``n`` and ``k`` — nothing is dropped
         from the estimates; how many there are per system is shown in the repr and in
         ``counts.joint.attrs["unshared_items"]``, and comparisons treat them as unpaired.
-        Only the test table is read for the joint table; the calibration table ignores
-        ``item``.
+        Only the test table is read for the joint table.
+
+        *The labelling design.* In the stratified design (Lee et al.) the calibration set is
+        sampled per human label and is separate from the test items. In the random design
+        humans label a random subset of the judged items; each item must then be counted
+        once: ``n, k`` count the unlabelled items and m0, tn, m1, tp the labelled ones
+        with their verdicts. The random design is read from the tables in two ways:
+
+        - *One table*: ``from_frames(table, human="human")`` without ``calibration``, the
+          ``human`` column filled for the labelled rows and empty for the rest. Design
+          ``"random"``; with no labelled row at all the table is test-only and the design
+          stays the one given (default ``"stratified"``, which changes nothing without
+          labelled items); with every row labelled, ``n = 0``. ``design="stratified"`` is
+          refused when rows are labelled: labelled rows of the judged items are a random
+          subset by construction (pass a stratified set as ``calibration=``).
+        - *Matching ids*: with ``item`` and an ``item`` column in the calibration table too,
+          a labelled item is matched with a judged one by system and id (by value and type:
+          ``"007"`` and ``"7"`` are two items; a CSV file's ids are text, so pass ids of one
+          type in both tables). If every labelled item is a judged test item, those items
+          leave ``n, k`` and enter only the calibration counts, the design is ``"random"``
+          (a :class:`~bayesjudge.warnings.DesignWarning` says so unless ``design="random"``
+          was given) and the joint verdict table counts only the unlabelled items (so that
+          it stays among each system's ``n``). If none is, the sets are separate. A mix is
+          an error, as is a labelled item whose verdict or stratum differs between the
+          tables. Only the calibration table is collected item by item, and only the test
+          rows with a labelled id.
+
+        Without ``item``, items cannot be matched: overlapping tables would count their
+        shared items twice, so remove the labelled items from the test table and pass
+        ``design="random"`` (or pass one table). With ``calibration``, a ``human`` column of
+        the test table is not read.
 
         References
         ----------
@@ -491,6 +547,27 @@ class JudgeCounts:
         system stratum  n  k  m0  tn  m1  tp
              a     all  2  1   0   0   2   1
              b     all  1  1   1   0   0   0
+        >>> counts.design
+        'stratified'
+
+        One table of the random design: the judge graded six items, humans labelled three.
+
+        >>> table = pd.DataFrame({"judge": [1, 1, 0, 1, 0, 1],
+        ...                       "human": [1, None, 0, None, 1, None]})
+        >>> counts = JudgeCounts.from_frames(table)
+        >>> print(counts.to_frame().to_string(index=False))
+        system stratum  n  k  m0  tn  m1  tp
+           all     all  3  3   1   1   2   1
+        >>> counts.design
+        'random'
+
+        Labelled items that are also judged items (matching ids) are counted once:
+
+        >>> test = pd.DataFrame({"id": [1, 2, 3, 4, 5, 6], "judge": [1, 1, 0, 1, 0, 1]})
+        >>> calib = pd.DataFrame({"id": [1, 3, 5], "judge": [1, 0, 0], "human": [1, 0, 1]})
+        >>> counts = JudgeCounts.from_frames(test, calib, item="id", design="random")
+        >>> counts.n.item(), counts.k.item(), counts.m0.item(), counts.m1.item()
+        (3, 3, 1, 2)
         """
         ds = count_frames(
             test,
@@ -501,6 +578,7 @@ class JudgeCounts:
             stratum=stratum,
             positive=positive,
             item=item,
+            design=design,
         )
         return cls(ds)
 
@@ -1142,8 +1220,9 @@ class JudgeCounts:
         Notes
         -----
         Use it to attach one shared calibration set, counted separately, to test counts of
-        several systems. The result takes ``other``'s labelling :attr:`design`. The same calibration items then inform every group, so estimates
-        for different groups are correlated. The dims along which the set is broadcast are
+        several systems. The result takes ``other``'s labelling :attr:`design`. The same
+        calibration items then inform every group, so estimates for different groups are
+        correlated. The dims along which the set is broadcast are
         recorded in :attr:`calibration_shared_over`, so that pooling and the models count the
         copies as one set.
 

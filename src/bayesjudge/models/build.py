@@ -6,12 +6,21 @@ Every model shares one likelihood per group g = (system, stratum)::
     k_g  ~ Binomial(n_g, p_g)       test items the judge calls correct
     tn   ~ Binomial(m0, q0)         calibration: truly incorrect items called incorrect
     tp   ~ Binomial(m1, q1)         calibration: truly correct items called correct
+    m1   ~ Binomial(m0 + m1, θ)     random labelling design only: the truth counts
 
 and differs in how q0, q1 are shared between groups (``calibration=``). When the systems
 answered the same items (a joint verdict table, :attr:`JudgeCounts.joint`), the paired model
 (``paired=True``) replaces the independent θ's by a Dirichlet over the systems' joint
 correctness patterns and adds the joint verdict counts as a multinomial. The model cards in
 ``models/`` give the generative story, priors and assumptions of each.
+
+The labelling design of the counts (:attr:`JudgeCounts.design`) decides whether the truth
+counts are data. Under the stratified design (Lee et al.) m0 and m1 are fixed by design; under
+the random design (humans labelled a random subset of the judged items) the number of labelled
+items that are truly correct is Binomial(m0 + m1, θ), the observed ``truth`` of every model.
+Where one calibration set is shared over a dim (:attr:`JudgeCounts.calibration_shared_over`),
+its truth counts, taken once, are Binomial(m0 + m1, θ̄) with θ̄ the mean of θ over that dim
+weighted by the groups' test items n.
 """
 
 from __future__ import annotations
@@ -24,7 +33,9 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
+from bayesjudge.core._validation import check_design
 from bayesjudge.data import (
+    DEFAULT_DESIGN,
     DIMS,
     MAX_PAIRED_SYSTEMS,
     JudgeCounts,
@@ -200,15 +211,21 @@ def model_config(
     aggregate="auto",
     judge_better_than_chance: bool = False,
     paired: bool = False,
+    design: str = DEFAULT_DESIGN,
 ) -> dict:
     """Validate model options and return them as a JSON-friendly configuration dict.
 
-    ``paired`` must already be resolved to a bool (see :func:`resolve_paired`).
+    ``paired`` must already be resolved to a bool (see :func:`resolve_paired`). ``design``
+    is the labelling design of the counts (:attr:`JudgeCounts.design`): under ``"random"``
+    the truth counts m1 ~ Binomial(m0 + m1, θ) are part of the likelihood, so the design is
+    part of the model (of its cached compiled form and of a fit's configuration hash).
 
     Examples
     --------
     >>> model_config("shared", pool_over="system")["pool_over"]
     ['system']
+    >>> model_config(design="random")["design"]
+    'random'
     """
     if not isinstance(paired, bool | np.bool_):
         raise TypeError(f"paired must be True or False here; got {paired!r}.")
@@ -259,6 +276,7 @@ def model_config(
         "aggregate": aggregate,
         "judge_better_than_chance": bool(judge_better_than_chance),
         "paired": bool(paired),
+        "design": check_design(design, "design"),
     }
 
 
@@ -299,8 +317,10 @@ def _warn_uncalibrated(cal, calibration: str, priors: Priors) -> None:
     )
     hint = {
         "separate": "its q0, q1 come from the prior alone, so θ is barely identified. Use "
-        "calibration='shared' or 'hierarchical' to borrow calibration from other groups, "
-        "judge_better_than_chance=True, or informative priors on q0, q1.",
+        "calibration='hierarchical' (or 'shared', which assumes the judge's q0, q1 do not "
+        "differ between the groups: fit tests that and warns PooledCalibrationWarning) to "
+        "borrow calibration from other groups, judge_better_than_chance=True, or informative "
+        "priors on q0, q1.",
         "shared": "its q0, q1 come from the prior alone. Attach calibration data with "
         "JudgeCounts.with_calibration_from(...) or pool over more dims.",
         "hierarchical": "its q0, q1 are drawn from the population of the other groups, so its "
@@ -558,7 +578,11 @@ def build_model(
         model adds coords ``cell`` and ``pattern`` (:func:`paired_cells`), the free
         ``joint_theta`` (stratum, cell), the data ``joint_observed`` (stratum, pattern) and
         observed ``joint`` (stratum, pattern); ``theta`` is deterministic and the observed
-        ``k`` is replaced by ``k_unshared``.
+        ``k`` is replaced by ``k_unshared``. Under the random labelling design
+        (``counts.design == "random"``) the observed ``truth`` (the truth counts m1 of the
+        labelled items, Binomial(m0 + m1, θ)) has the dims of ``tn`` and ``tp``; where the
+        calibration set is shared over a dim its θ is the mean of θ over that dim weighted
+        by the groups' test items n (equal weights where they have none).
 
     Raises
     ------
@@ -598,12 +622,17 @@ def build_model(
     ['q0', 'q1', 'theta']
     >>> model.named_vars_to_dims["theta"]
     ('system', 'stratum')
+    >>> random = bj.JudgeCounts.from_counts(n=1800, k=1000, m0=80, tn=64, m1=120, tp=108,
+    ...                                     design="random")
+    >>> sorted(v.name for v in bj.build_model(random).observed_RVs)
+    ['k', 'tn', 'tp', 'truth']
     """
     counts = JudgeCounts(counts)
     paired = resolve_paired(counts, paired)
     config = model_config(
-        calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
-    )
+        calibration, pool_over, priors, aggregate, judge_better_than_chance, paired,
+        counts.design,
+    )  # fmt: skip
     return build_from_config(counts, config)
 
 
@@ -617,12 +646,19 @@ def build_from_config(counts: JudgeCounts, config: dict) -> pm.Model:
     config : dict
         The model configuration of :func:`model_config` (as stored in a fit:
         ``calibration``, ``pool_over``, ``priors`` as a dict, ``aggregate``,
-        ``judge_better_than_chance``, ``paired``).
+        ``judge_better_than_chance``, ``paired``, ``design``). A configuration without
+        ``design`` (saved before the labelling design existed) is the stratified design.
 
     Returns
     -------
     pymc.Model
         As :func:`build_model`, which checks its options and calls this.
+
+    Raises
+    ------
+    ValueError
+        If the configuration's ``design`` is not ``counts.design``, and as
+        :func:`build_model`.
 
     Examples
     --------
@@ -632,6 +668,14 @@ def build_from_config(counts: JudgeCounts, config: dict) -> pm.Model:
     >>> sorted(model.named_vars)[:3]
     ['k', 'k_observed', 'm0']
     """
+    design = config.get("design", DEFAULT_DESIGN)
+    if design != counts.design:
+        raise ValueError(
+            f"The model configuration has design={design!r} but the counts were declared "
+            f"design={counts.design!r}; the labelling design is a property of the counts. "
+            f"Build from JudgeCounts.from_counts(..., design={design!r}) or use "
+            f"model_config(..., design=counts.design)."
+        )
     calibration = config["calibration"]
     pooled = tuple(config["pool_over"])
     priors = Priors.from_dict(config["priors"])
@@ -701,6 +745,8 @@ def build_from_config(counts: JudgeCounts, config: dict) -> pm.Model:
         q0_cal, q1_cal = _expand(q0, kept, cal_dims), _expand(q1, kept, cal_dims)
         pm.Binomial("tn", n=m0, p=q0_cal, observed=tn_obs, dims=cal_dims)
         pm.Binomial("tp", n=m1, p=q1_cal, observed=tp_obs, dims=cal_dims)
+        if design == "random":
+            _truth_likelihood(theta, n, m0, m1, shared, cal_dims)
 
         if agg_kind == "dirichlet":
             weights = pm.Dirichlet("stratum_weight", a=np.ones(ds["n"].shape), dims=DIMS)
@@ -710,6 +756,25 @@ def build_from_config(counts: JudgeCounts, config: dict) -> pm.Model:
         if agg_kind is not None:
             pm.Deterministic("theta_total", (theta * weights).sum(axis=1), dims="system")
     return model
+
+
+def _truth_likelihood(theta, n, m0, m1, shared: tuple[str, ...], cal_dims: tuple) -> None:
+    """Add the random design's truth counts: m1 ~ Binomial(m0 + m1, θ) per calibration set.
+
+    A set of labelled items drawn at random from a group's items has m1 ~ Bin(m0 + m1, θ_g).
+    A set shared over dims (copies of one set, :attr:`JudgeCounts.calibration_shared_over`)
+    is taken once, and informs the mean of θ over those dims weighted by the groups' test
+    items: θ̄ = Σ_g w_g θ_g, w_g = n_g / Σ n (equal weights where Σ n = 0). A set with
+    m0 + m1 = 0 adds log Bin(0 | 0, θ) = 0: nothing.
+    """
+    if shared:
+        axes = [DIMS.index(d) for d in shared]
+        coords = pm.modelcontext(None).coords
+        size = int(np.prod([len(coords[d]) for d in shared]))
+        total = n.sum(axis=axes, keepdims=True)
+        weights = pt.switch(total > 0, n / pt.maximum(total, 1), np.float64(1.0 / size))
+        theta = (theta * weights).sum(axis=axes)
+    pm.Binomial("truth", n=m0 + m1, p=theta, observed=m1, dims=cal_dims)
 
 
 def _q_dims(calibration: str, pooled: tuple[str, ...], shared: tuple[str, ...]) -> tuple:

@@ -27,9 +27,15 @@ from bayesjudge._progress import show_progress
 from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit, is_seed
-from bayesjudge.core.exact import Marginal, exact_draws, exact_marginals, hdi
-from bayesjudge.data import DIMS, JudgeCounts
-from bayesjudge.diagnostics import judge_diagnostics
+from bayesjudge.core.exact import (
+    Marginal,
+    exact_draws,
+    exact_marginals,
+    hdi,
+    test_set_theta_draws,
+)
+from bayesjudge.data import DEFAULT_DESIGN, DIMS, JudgeCounts
+from bayesjudge.diagnostics import check_pooled_calibration, judge_diagnostics
 from bayesjudge.models.build import (
     aggregate_weights,
     build_from_config,
@@ -47,13 +53,20 @@ __all__ = ["Fit", "PosteriorPredictiveCheck", "fit", "fit_pairwise", "load", "pr
 
 SAMPLERS = ("nutpie", "pymc")
 METHODS = ("mcmc", "exact")
+# What fit(estimand=...) reports as θ: the population θ, or the share truly correct among
+# this evaluation's items (theta_test, see _test_set_theta).
+ESTIMANDS = ("population", "test-set")
+# Posterior variables fit() derives from the draws for estimand="test-set" (not in the model).
+TEST_SET_VARS = ("theta_test", "theta_total_test")
 # Quadrature settings of method="exact" (bayesjudge.core.exact.exact_marginals).
 # q_nodes None: 12 with the flat θ prior, 24 otherwise.
 EXACT_ENGINE = {"nodes": 12, "grid": 65, "theta_nodes": 24, "q_nodes": None, "q_grid": 81}
 _EXACT_VARS = ("theta", "q0", "q1")
 # Variables reported by summary() and checked for convergence, in this order when present.
 REPORTED = (
+    "theta_test",
     "theta",
+    "theta_total_test",
     "theta_total",
     "q0",
     "q1",
@@ -64,6 +77,8 @@ REPORTED = (
     "q1_logit_scale",
 )
 OBSERVED = ("k", "tn", "tp")
+# The random labelling design's truth counts m1 ~ Bin(m0 + m1, θ) (observed "truth").
+TRUTH = "truth"
 # The paired model's observed variables; "k" (every test item) is derived from the first two.
 PAIRED_OBSERVED = ("k_unshared", "joint", "tn", "tp")
 RHAT_MAX = 1.01
@@ -199,8 +214,13 @@ def _config_hash(config: dict) -> str:
 
 
 def _model_config(fit_config: dict) -> dict:
-    # Fits saved before the paired model existed have no "paired" entry: they are unpaired.
-    return {k: fit_config[k] if k != "paired" else fit_config.get(k, False) for k in model_config()}
+    # Fits saved before the paired model (the labelling design) existed have no "paired"
+    # ("design") entry: they are unpaired (stratified).
+    defaults = {"paired": False, "design": DEFAULT_DESIGN}
+    return {
+        k: fit_config.get(k, defaults[k]) if k in defaults else fit_config[k]
+        for k in model_config()
+    }
 
 
 def _structure_key(counts: JudgeCounts, config: dict) -> str:
@@ -288,8 +308,12 @@ def _draws_tree(tree: xr.DataTree) -> xr.DataTree:
 
 
 def _observed_names(model) -> tuple[str, ...]:
-    """Return the observed variables that the posterior predictive check replicates."""
-    return PAIRED_OBSERVED if "joint" in model.named_vars else OBSERVED
+    """Return the observed variables that the posterior predictive check replicates.
+
+    Under the random labelling design the truth counts (``truth``) are among them.
+    """
+    names = PAIRED_OBSERVED if "joint" in model.named_vars else OBSERVED
+    return (*names, TRUTH) if TRUTH in model.named_vars else names
 
 
 def _constant_value(var) -> np.ndarray:
@@ -431,8 +455,13 @@ def fit(
     target_accept: float | None = None,
     progressbar: bool | None = None,
     method: str = "mcmc",
+    estimand: str = "population",
 ) -> Fit:
     """Fit the Bayesian model of θ, q0, q1 to judge counts by MCMC (NUTS) or exactly.
+
+    The labelling design of the counts (:attr:`JudgeCounts.design`) is part of the model:
+    under ``"random"`` the truth counts of the labelled items, m1 ~ Binomial(m0 + m1, θ),
+    are data (see :func:`bayesjudge.build_model`).
 
     Parameters
     ----------
@@ -474,7 +503,20 @@ def fit(
         variables (``youden``, ``p``, ``theta_total``), ``compare`` and ``ppc`` are
         computed. ``tune``, ``sampler`` and ``target_accept`` are not used; ESS is the
         number of draws and r_hat is 1 (independent draws); no ConvergenceWarning. Not
-        available for the paired model.
+        available for the paired model. Under the random labelling design the engine is
+        called with ``design="random"`` (the posterior of the stratified design with θ prior
+        Beta(a + m1, b + m0)).
+    estimand : {"population", "test-set"}, default "population"
+        What θ means in the results. ``"population"``: the probability that an answer of
+        the system (in the stratum) is correct. ``"test-set"``: the share of truly correct
+        answers among this evaluation's items; the posterior then also holds ``theta_test``
+        (system, stratum), and ``theta_total_test`` (system) beside ``theta_total``, which
+        :meth:`Fit.summary`, :meth:`Fit.compare` and the report use in place of ``theta``
+        (``theta`` stays in the posterior). Per posterior draw the truly correct count
+        among the n unlabelled items is drawn as T_u = Bin(k, θ q1 / p) +
+        Bin(n − k, θ (1 − q1) / (1 − p)) (seeded from ``random_seed``); under the random
+        design θ_test = (m1 + T_u) / (n + m0 + m1) (the labelled items' truth is known),
+        under the stratified design θ_test = T_u / n (the test items only; NaN where n = 0).
 
     Returns
     -------
@@ -485,7 +527,9 @@ def fit(
     Raises
     ------
     ValueError
-        For a bad option or seed (named in the message), before anything is compiled.
+        For a bad option or seed (named in the message), before anything is compiled; for
+        ``estimand="test-set"`` with the random design and one calibration set shared over a
+        dim (its truth counts do not say which group's items they are).
     KeyboardInterrupt
         When sampling is interrupted (Ctrl-C): the samplers' partial draws are discarded, so
         no Fit of fewer draws than asked is ever returned.
@@ -531,14 +575,20 @@ def fit(
     counts = JudgeCounts(counts)
     paired = resolve_paired(counts, paired)
     config = model_config(
-        calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
-    )
+        calibration, pool_over, priors, aggregate, judge_better_than_chance, paired,
+        counts.design,
+    )  # fmt: skip
     if method not in METHODS:
         raise ValueError(f"method must be one of {list(METHODS)}; got {method!r}.")
+    estimand = _check_estimand(counts, estimand)
+    if config["calibration"] == "shared":
+        # One q0, q1 for the pooled groups: test on their own labels that this fits (Fiedler).
+        check_pooled_calibration(counts, tuple(config["pool_over"]), alpha=0.05, stacklevel=3)
     progressbar = show_progress(progressbar, name="progressbar")
     if method == "exact":
-        return _fit_exact_checked(counts, config, draws=draws, chains=chains,
-                                  random_seed=random_seed)  # fmt: skip
+        result = _fit_exact_checked(counts, config, draws=draws, chains=chains,
+                                    random_seed=random_seed, estimand=estimand)  # fmt: skip
+        return _with_estimand(result)
     settings = _mcmc_settings(
         sampler,
         calibration,
@@ -548,10 +598,72 @@ def fit(
         random_seed=random_seed,
         target_accept=target_accept,
     )
-    return _fit_mcmc(counts, config, sampler=sampler, settings=settings, progress=progressbar)
+    result = _fit_mcmc(
+        counts, config, sampler=sampler, settings=settings, progress=progressbar,
+        estimand=estimand,
+    )  # fmt: skip
+    return _with_estimand(result)
 
 
-def _fit_exact_checked(counts: JudgeCounts, config: dict, *, draws, chains, random_seed):
+def _check_estimand(counts: JudgeCounts, estimand) -> str:
+    """Return ``estimand`` after checking it is one of :data:`ESTIMANDS` and defined here."""
+    if not isinstance(estimand, str) or estimand not in ESTIMANDS:
+        raise ValueError(
+            f"estimand must be one of {list(ESTIMANDS)}; got {estimand!r}. Use 'population' "
+            f"for the probability that a system's answer is correct, or 'test-set' for the "
+            f"share of truly correct answers among this evaluation's items."
+        )
+    if estimand == "test-set" and counts.design == "random" and counts.calibration_shared_over:
+        raise ValueError(
+            f"estimand='test-set' is not defined for these counts: under the random labelling "
+            f"design the labelled items are part of the test set, but one calibration set is "
+            f"shared over {list(counts.calibration_shared_over)}, so its known truth counts "
+            f"m1 cannot be assigned to a group. Give each group its own labelled items, or use "
+            f"estimand='population'."
+        )
+    return estimand
+
+
+def _test_set_theta(posterior: xr.Dataset, counts: JudgeCounts, seed: int) -> dict:
+    """Draws of the test-set θ per group (and over strata): see ``estimand`` in :func:`fit`.
+
+    Per posterior draw, :func:`bayesjudge.core.exact.test_set_theta_draws`: T_u truly correct
+    among the n unlabelled (test) items; θ_test = (m1 + T_u) / (n + m0 + m1) under the random
+    design, T_u / n under the stratified design (NaN where the denominator is 0). The
+    generator is seeded from ``seed`` (its SeedSequence child 1, apart from the sampler's).
+    ``theta_total_test`` (with ``theta_total``) is the share over all strata's items.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
+    theta = posterior["theta"].transpose("chain", "draw", *DIMS)
+    q0, q1 = (posterior[v].broadcast_like(theta).transpose(*theta.dims).values
+              for v in ("q0", "q1"))  # fmt: skip
+    ds = counts.dataset
+    k, n, m0, m1 = (ds[v].transpose(*DIMS).values.astype(np.int64) for v in ("k", "n", "m0", "m1"))
+    group = test_set_theta_draws(theta.values, q0, q1, k, n, m0, m1, design=counts.design, rng=rng)
+    out = {"theta_test": theta.copy(data=group)}
+    if "theta_total" in posterior:
+        size = n + m0 + m1 if counts.design == "random" else n
+        total = size.sum(-1)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.nansum(group * size, axis=-1) / np.where(total > 0, total, 1)
+        share = np.where(total > 0, share, np.nan)
+        out["theta_total_test"] = theta.isel(stratum=0, drop=True).copy(data=share)
+    return out
+
+
+def _with_estimand(result: Fit) -> Fit:
+    """Add the test-set θ draws to a fit made for ``estimand="test-set"`` (else unchanged)."""
+    if result.estimand != "test-set":
+        return result
+    posterior = result.posterior
+    derived = _test_set_theta(posterior, result.counts, int(result.config["random_seed"]))
+    result.tree["posterior"] = xr.DataTree(posterior.assign(derived))
+    return result
+
+
+def _fit_exact_checked(
+    counts: JudgeCounts, config: dict, *, draws, chains, random_seed, estimand="population"
+):
     """Check the options of ``method="exact"`` and fit exactly (see :func:`_fit_exact`)."""
     if config["paired"]:
         raise ValueError(
@@ -563,7 +675,7 @@ def _fit_exact_checked(counts: JudgeCounts, config: dict, *, draws, chains, rand
     for name, value, low in (("draws", draws, 1), ("chains", chains, 1)):
         _check_int(name, value, low)
     return _fit_exact(counts, config, draws=int(draws), chains=int(chains),
-                      random_seed=_check_seed(random_seed))  # fmt: skip
+                      random_seed=_check_seed(random_seed), estimand=estimand)  # fmt: skip
 
 
 def _mcmc_settings(
@@ -588,7 +700,10 @@ def _mcmc_settings(
     )
 
 
-def _fit_mcmc(counts: JudgeCounts, config: dict, *, sampler: str, settings: dict, progress):
+def _fit_mcmc(
+    counts: JudgeCounts, config: dict, *, sampler: str, settings: dict, progress,
+    estimand: str = "population",
+):  # fmt: skip
     """Build the model, sample it and return the checked :class:`Fit` (``method="mcmc"``)."""
     model = build_from_config(counts, config)
     if sampler == "nutpie":
@@ -605,6 +720,7 @@ def _fit_mcmc(counts: JudgeCounts, config: dict, *, sampler: str, settings: dict
         "random_seed": settings["seed"],
         "sampler": sampler,
         "target_accept": settings["target_accept"],
+        "estimand": estimand,
     }
     for name, ds in _observed_tree(model).items():
         tree[name] = xr.DataTree(ds)
@@ -914,10 +1030,16 @@ def _exact_unsupported(counts: JudgeCounts, config: dict) -> str | None:
             "method='exact', or method='mcmc'."
         )
     if counts.calibration_shared_over:
+        random = (
+            " (under the random labelling design its truth counts inform the mean of θ over "
+            "the groups that share it, which couples them)"
+            if counts.design == "random"
+            else ""
+        )
         return (
             f"these counts carry one calibration set shared over "
-            f"{list(counts.calibration_shared_over)}; the exact engine needs every group's own "
-            f"calibration counts. Use calibration='shared' with method='mcmc'."
+            f"{list(counts.calibration_shared_over)}{random}; the exact engine needs every "
+            f"group's own calibration counts. Use calibration='shared' with method='mcmc'."
         )
     a, b = priors.theta
     if a < 1 or b < 1:
@@ -943,7 +1065,10 @@ def _exact_unsupported(counts: JudgeCounts, config: dict) -> str | None:
     return None
 
 
-def _fit_exact(counts: JudgeCounts, config: dict, *, draws: int, chains: int, random_seed: int):
+def _fit_exact(
+    counts: JudgeCounts, config: dict, *, draws: int, chains: int, random_seed: int,
+    estimand: str = "population",
+):  # fmt: skip
     reason = _exact_unsupported(counts, config)
     if reason:
         raise ValueError(f"method='exact' is not available here: {reason}")
@@ -952,14 +1077,16 @@ def _fit_exact(counts: JudgeCounts, config: dict, *, draws: int, chains: int, ra
     model = build_from_config(counts, config)
     ds = counts.dataset
     data = [ds[v].values for v in ("k", "n", "tn", "m0", "tp", "m1")]
+    # The random design's truth counts: the engine's design keyword (Beta(a + m1, b + m0)).
+    design = {"design": counts.design}
     try:
         marginals = exact_marginals(
             *data, theta_prior=priors.theta, q0_prior=priors.q0, q1_prior=priors.q1,
-            **EXACT_ENGINE,
+            **design, **EXACT_ENGINE,
         )  # fmt: skip
         drawn = exact_draws(
             *data, size=draws * chains, rng=random_seed, theta_prior=priors.theta,
-            q0_prior=priors.q0, q1_prior=priors.q1,
+            q0_prior=priors.q0, q1_prior=priors.q1, **design,
         )  # fmt: skip
     except ValueError as err:
         raise ValueError(f"method='exact' is not available here: {err}") from None
@@ -997,6 +1124,7 @@ def _fit_exact(counts: JudgeCounts, config: dict, *, draws: int, chains: int, ra
         "random_seed": random_seed,
         "sampler": "exact",
         "target_accept": None,
+        "estimand": estimand,
     }
     result = Fit(tree, fit_config, model=model)
     result.tree.attrs["method"] = "exact"
@@ -1020,8 +1148,10 @@ def prior_predictive(
     Parameters
     ----------
     counts : JudgeCounts
-        Only the sizes (n, m0, m1) and labels are used; the observed k, tn, tp are returned
-        for comparison but do not inform the draws.
+        Only the sizes (n, m0, m1), labels and labelling design are used; the observed k,
+        tn, tp are returned for comparison but do not inform the draws. Under the random
+        design the truth counts are drawn too: ``truth`` ~ Binomial(m0 + m1, θ) with
+        m0 + m1 fixed (tn and tp are drawn given the observed m0, m1).
     calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
         The model, as in :func:`bayesjudge.build_model`.
     draws : int, default 500
@@ -1032,8 +1162,10 @@ def prior_predictive(
     Returns
     -------
     xarray.DataTree
-        Groups ``prior`` (θ, q0, q1, J, p, ...), ``prior_predictive`` (k, tn, tp) and
-        ``observed_data``; dims ``chain`` (size 1), ``draw`` and the model's dims.
+        Groups ``prior`` (θ, q0, q1, J, p, ...), ``prior_predictive`` (k, tn, tp, and
+        ``truth`` under the random design) and ``observed_data``; dims ``chain`` (size 1),
+        ``draw`` and the model's dims. Attrs ``random_seed``, ``design`` and the model
+        configuration.
 
     Examples
     --------
@@ -1046,7 +1178,7 @@ def prior_predictive(
     counts = JudgeCounts(counts)
     config = model_config(
         calibration, pool_over, priors, aggregate, judge_better_than_chance,
-        resolve_paired(counts, paired),
+        resolve_paired(counts, paired), counts.design,
     )  # fmt: skip
     _check_int("draws", draws, 1)
     random_seed = _check_seed(random_seed)
@@ -1080,7 +1212,7 @@ def prior_predictive(
             "observed_data": observed,
         }
     )
-    out.attrs.update({"random_seed": _attr_seed(random_seed)})
+    out.attrs.update({"random_seed": _attr_seed(random_seed), "design": counts.design})
     out.attrs["bayesjudge_config"] = json.dumps(config, sort_keys=True)
     return out
 
@@ -1112,8 +1244,8 @@ class PosteriorPredictiveCheck:
     Attributes
     ----------
     tree : xarray.DataTree
-        Groups ``posterior_predictive`` (replicated ``k``, ``tn``, ``tp`` per chain and draw)
-        and ``observed_data``.
+        Groups ``posterior_predictive`` (replicated ``k``, ``tn``, ``tp`` per chain and draw,
+        and ``truth`` under the random labelling design) and ``observed_data``.
     p_value : xarray.Dataset
         Per observed variable and group, the mid-p posterior predictive p-value
         ``P(rep > obs) + P(rep = obs) / 2``. Values near 0 or 1 (say below 0.025 or above
@@ -1190,13 +1322,16 @@ class Fit:
         Groups ``posterior``, ``sample_stats``, ``observed_data``, ``constant_data`` and
         ``counts`` (the :class:`JudgeCounts` data); root attrs hold the settings.
     config : dict
-        Model and sampler settings (calibration, pool_over, priors, aggregate, draws, ...).
+        Model and sampler settings (calibration, pool_over, priors, aggregate, design,
+        estimand, draws, ...). The root attrs (and the posterior's) carry ``design`` and
+        ``estimand`` too.
     """
 
     def __init__(self, tree: xr.DataTree, config: dict, model=None) -> None:
         self.tree = tree
         self.config = dict(config)
         self._model = model
+        labelling = {"design": self.design, "estimand": self.estimand}
         self.tree.attrs.update(
             {
                 "bayesjudge_version": __version__,
@@ -1204,8 +1339,11 @@ class Fit:
                 "bayesjudge_config_hash": _config_hash(self.config),
                 "random_seed": _attr_seed(self.config["random_seed"]),
                 "calibration": self.config["calibration"],
+                **labelling,
             }
         )
+        if "posterior" in self.tree.children:
+            self.tree["posterior"].attrs.update(labelling)
 
     # ----------------------------------------------------------------- access
 
@@ -1213,6 +1351,33 @@ class Fit:
     def posterior(self) -> xr.Dataset:
         """The posterior draws, dims ``(chain, draw, system, stratum)``."""
         return self.tree["posterior"].dataset
+
+    @property
+    def design(self) -> str:
+        """The labelling design of the counts, ``"stratified"`` or ``"random"``.
+
+        Fits saved before the design existed are ``"stratified"``.
+        """
+        return str(self.config.get("design", DEFAULT_DESIGN))
+
+    @property
+    def estimand(self) -> str:
+        """``"population"`` or ``"test-set"`` (see ``estimand`` in :func:`bayesjudge.fit`)."""
+        return str(self.config.get("estimand", "population"))
+
+    @property
+    def theta_var(self) -> str:
+        """The posterior variable reported as θ: ``"theta_test"`` for the test-set estimand.
+
+        Examples
+        --------
+        >>> import bayesjudge as bj
+        >>> counts = bj.JudgeCounts.from_counts(n=900, k=500, m0=40, tn=32, m1=60, tp=54,
+        ...                                     design="random")
+        >>> bj.fit(counts, method="exact", estimand="test-set", random_seed=1).theta_var
+        'theta_test'
+        """
+        return "theta_test" if self.estimand == "test-set" else "theta"
 
     @property
     def counts(self) -> JudgeCounts:
@@ -1232,6 +1397,8 @@ class Fit:
         return (
             f"<bayesjudge.Fit calibration={c['calibration']!r} "
             + ("paired=True " if c.get("paired") else "")
+            + (f"design={self.design!r} " if self.design != DEFAULT_DESIGN else "")
+            + (f"estimand={self.estimand!r} " if self.estimand != "population" else "")
             + f"systems={sizes['system']} "
             f"strata={sizes['stratum']} draws={c['chains']}×{c['draws']} "
             + ("method='exact'" if self.method == "exact" else f"sampler={c['sampler']!r}")
@@ -1241,14 +1408,20 @@ class Fit:
     def _repr_html_(self) -> str:
         table = self.summary(
             ci_prob=0.95,
-            var_names=[v for v in ("theta", "theta_total") if v in self.posterior.data_vars],
+            var_names=[
+                v
+                for v in (self.theta_var, self.theta_var.replace("theta", "theta_total"))
+                if v in self.posterior.data_vars
+            ],
         )
         cols = ["variable", "system", "stratum", "mean", "eti_lower", "eti_upper", "r_hat"]
         body = table[cols].to_html(index=False, float_format=lambda x: f"{x:.3f}", na_rep="")
         return f"<p>{html.escape(repr(self))}</p>{body}"
 
     def _reported(self) -> list[str]:
-        return [v for v in REPORTED if v in self.posterior.data_vars]
+        # The test-set estimand reports theta_test (theta_total_test) in place of θ (θ_total).
+        skip = ("theta", "theta_total") if self.estimand == "test-set" else TEST_SET_VARS
+        return [v for v in REPORTED if v in self.posterior.data_vars and v not in skip]
 
     @property
     def method(self) -> str:
@@ -1316,7 +1489,10 @@ class Fit:
                 "ess_tail_min": float(size),
                 "worst": {},
             }
-        post = self.posterior[self._reported()]
+        # The model's variables (not the test-set θ, drawn afresh per draw from them).
+        post = self.posterior[
+            [v for v in REPORTED if v in self.posterior.data_vars and v not in TEST_SET_VARS]
+        ]
         # Variables fixed by known priors are constant; their r_hat/ESS are undefined.
         varying = [v for v in post.data_vars if _varies(post[v])]
         post = post[varying]
@@ -1410,7 +1586,8 @@ class Fit:
         ci_prob : float, default 0.95
             Probability of the equal-tailed and highest-density intervals.
         var_names : sequence of str, optional
-            Variables to summarise; default ``theta``, ``theta_total``, ``q0``, ``q1``,
+            Variables to summarise; default ``theta`` (``theta_test`` for a fit made with
+            ``estimand="test-set"``), ``theta_total`` (``theta_total_test``), ``q0``, ``q1``,
             ``youden`` and the hierarchical hyperparameters present in the model.
         as_xarray : bool, default False
             Return an :class:`xarray.DataTree` with one node per variable (dims kept, intervals
@@ -1422,7 +1599,8 @@ class Fit:
             Columns/variables ``mean``, ``sd``, ``median``, ``eti_lower``, ``eti_upper``,
             ``hdi_lower``, ``hdi_upper``, ``ess_bulk``, ``ess_tail``, ``r_hat``; the frame
             has a row per variable and group, with ``system``/``stratum`` None where the
-            variable does not vary along that dim. ``attrs`` carry ``ci_prob``.
+            variable does not vary along that dim. ``attrs`` carry ``ci_prob``,
+            ``calibration``, ``design`` (the labelling design) and ``estimand``.
         """
         ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
         if isinstance(var_names, str):
@@ -1468,7 +1646,10 @@ class Fit:
                 attrs={"ci_prob": ci_prob, "ci_kind": "eti and hdi"},
             )
             tree[name] = xr.DataTree(ds)
-        tree.attrs.update({"ci_prob": ci_prob, "calibration": self.config["calibration"]})
+        labelling = {"design": self.design, "estimand": self.estimand}
+        tree.attrs.update(
+            {"ci_prob": ci_prob, "calibration": self.config["calibration"], **labelling}
+        )
         if as_xarray:
             return tree
         rows = []
@@ -1488,18 +1669,21 @@ class Fit:
         columns = ["variable", *DIMS, "mean", "sd", "median", "eti_lower", "eti_upper"]
         columns += ["hdi_lower", "hdi_upper", "ess_bulk", "ess_tail", "r_hat"]
         out = pd.concat(rows, ignore_index=True)[columns]
-        out.attrs.update({"ci_prob": ci_prob, "calibration": self.config["calibration"]})
+        out.attrs.update(
+            {"ci_prob": ci_prob, "calibration": self.config["calibration"], **labelling}
+        )
         return out
 
-    def compare(self, dim: str = "system", var: str = "theta", ci_prob: float = 0.95):
+    def compare(self, dim: str = "system", var: str | None = None, ci_prob: float = 0.95):
         """Posterior of every pairwise difference ``var[a] − var[b]`` along ``dim``.
 
         Parameters
         ----------
         dim : {"system", "stratum"}, default "system"
             Dim whose labels are compared pairwise (in coordinate order, a before b).
-        var : str, default "theta"
-            Posterior variable, e.g. ``"theta"``, ``"theta_total"`` or ``"youden"``.
+        var : str, optional
+            Posterior variable, e.g. ``"theta"``, ``"theta_total"`` or ``"youden"``; default
+            :attr:`theta_var` (``"theta"``, or ``"theta_test"`` for the test-set estimand).
         ci_prob : float, default 0.95
             Probability of the equal-tailed credible interval.
 
@@ -1509,7 +1693,7 @@ class Fit:
             Dim ``pair`` (labels ``"a - b"``, coords ``first``/``second``) and the variable's
             other dims; variables ``difference`` (draws), ``mean``, ``median``, ``sd``,
             ``ci`` (along ``ci_bound``) and ``prob_greater`` = P(var[a] > var[b]). Attrs
-            ``ci_prob``, ``ci_kind="eti"``, ``var``, ``dim``.
+            ``ci_prob``, ``ci_kind="eti"``, ``var``, ``dim``, ``design``, ``estimand``.
 
         Notes
         -----
@@ -1517,6 +1701,8 @@ class Fit:
         between the two groups — e.g. through a shared or hierarchical calibration.
         """
         ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
+        if var is None:
+            var = self.theta_var
         if var not in self.posterior.data_vars:
             raise ValueError(f"var {var!r} is not in the posterior: {list(self.posterior)}.")
         draws = self.posterior[var]
@@ -1548,13 +1734,24 @@ class Fit:
                 "ci": _quantile_interval(diff, ci_prob),
                 "prob_greater": (diff > 0).mean(sample),
             },
-            attrs={"ci_prob": ci_prob, "ci_kind": "eti", "var": var, "dim": dim},
+            attrs={
+                "ci_prob": ci_prob,
+                "ci_kind": "eti",
+                "var": var,
+                "dim": dim,
+                "design": self.design,
+                "estimand": self.estimand,
+            },
         )
 
     # ----------------------------------------------------------------- checks
 
     def ppc(self, random_seed: int | None = None) -> PosteriorPredictiveCheck:
         """Posterior predictive check of the observed counts ``k``, ``tn``, ``tp``.
+
+        Under the random labelling design the truth counts ``truth`` (m1 of m0 + m1 labelled
+        items, Binomial(m0 + m1, θ)) are checked too; ``tn`` and ``tp`` are replicated
+        given the observed m0, m1.
 
         The paired model also replicates the joint verdict table ``joint`` (stratum,
         pattern: shared items per verdict pattern) and ``k_unshared`` (the items not shared
@@ -1801,6 +1998,9 @@ def load(path) -> Fit:
         raise _damaged(path, f"its content is incomplete ({type(err).__name__}: {err})") from err
     expected = set(model.free_RVs + model.deterministics)
     names = {v.name for v in expected}
+    if result.estimand == "test-set":
+        # Drawn from the model's variables at fit time, not variables of the model.
+        names |= {v for v in TEST_SET_VARS if v in result.posterior.data_vars}
     stored = set(result.posterior.data_vars)
     if names != stored:
         raise ValueError(

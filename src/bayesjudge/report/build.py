@@ -96,6 +96,15 @@ def build_report(
     they carry, q0/q1/J with intervals, ΔJ for comparisons, weakened claims where diagnostics
     indicate trouble — and Lee et al. (report the corrected θ̂ with its interval, not p̂).
 
+    The report states the counts' labelling design (:attr:`JudgeCounts.design`) and uses its
+    estimator: :func:`bayesjudge.estimate` without a method (Lang–Reiczigel for the
+    stratified design, the profile-likelihood interval for the random one). For the random
+    design it shows the human-only baseline (the labelled items alone, Wilson interval)
+    beside the corrected θ̂ and says where the judge narrows the interval (Lee et al. Sec. 6).
+    Where the fit pools calibration over groups that have their own labelled items
+    (``calibration="shared"``), the report tests whether the judge's q0, q1 differ between
+    them (:func:`bayesjudge.diagnostics.check_pooled_calibration`) and states its warning.
+
     Examples
     --------
     >>> import bayesjudge as bj
@@ -125,6 +134,9 @@ def build_report(
     tables["judge"] = _tables.judge_table(counts, alpha, fit, ci_prob)
     if fit is not None:
         tables.update(_tables.fit_tables(fit, counts, ci_prob, collected))
+    # Calibration pooled by the fit: test it where each group's labels are known.
+    pooled = _tables.pooled_dims(counts, fit)
+    _tables.check_pooling(counts, pooled, alpha, collected)
     comparison = {
         "method": comparison_method,
         "calibration": "shared" if shared_systems else "separate",
@@ -165,14 +177,15 @@ def build_report(
 
     settings = _tables.reproducibility_settings(
         counts, fit, alpha, comparison if n_systems >= 2 else None, freq, random_seed,
-        target_width,
+        target_width, tables["theta"],
     )  # fmt: skip
     tables["settings"] = _tables.settings_table(settings)
     _step(bar, "figures")
     figures = draw_figures(tables, check, ci_prob)
     sections = write_sections(
-        counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob
-    )
+        counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob,
+        pooled_dims=pooled,
+    )  # fmt: skip
     _step(bar, None)
     return Report(title, sections, tables, figures, records, settings)
 

@@ -156,7 +156,9 @@ class Report:
         than :data:`ALL_PAIRS_MAX_SYSTEMS` systems the difference tables hold each system
         against the best one and its neighbour in rank (column ``comparison``), and
         ``"all_pairs"`` the closed-form Δθ and ΔJ of every pair (saved as
-        ``comparisons_all_pairs.csv``).
+        ``comparisons_all_pairs.csv``). For random-design counts ``"theta"`` also holds the
+        human-only baseline (``human``) and ``width_ratio``; its ``attrs`` name the corrected
+        estimator (``method``) and the ``estimand``.
     figures : dict of str to bytes
         PNG images: ``"theta_forest"``, ``"judge"``, and ``"theta_difference"`` (two or more
         systems) and ``"ppc"`` (with a fit).
@@ -328,15 +330,20 @@ def _fmt(x) -> str:
 
 
 def _display(frame: pd.DataFrame) -> pd.DataFrame:
-    """Strings for display: ``c`` with ``c_lower``/``c_upper`` becomes ``"c [lower, upper]"``."""
+    """Strings for display: ``c`` with ``c_lower``/``c_upper`` becomes ``"c [lower, upper]"``.
+
+    Headers come from :data:`_HEADERS`, overridden by the table's own ``attrs["headers"]``
+    (the θ table names its corrected estimator there).
+    """
     columns = list(frame.columns)
+    headers = {**_HEADERS, **frame.attrs.get("headers", {})}
     out = {}
     for col in columns:
         if col.endswith(("_lower", "_upper")) and col.rsplit("_", 1)[0] in columns:
             continue
         values = frame[col].tolist()
         if col == "prob_greater":
-            out[_HEADERS[col]] = [_fmt(v) if np.isnan(v) else format_probability(v) for v in values]
+            out[headers[col]] = [_fmt(v) if np.isnan(v) else format_probability(v) for v in values]
             continue
         if f"{col}_lower" in columns and f"{col}_upper" in columns:
             cells = []
@@ -345,11 +352,11 @@ def _display(frame: pd.DataFrame) -> pd.DataFrame:
                 if not (np.isnan(lo) or np.isnan(hi)):
                     cell += " " + fmt_interval(lo, hi)
                 cells.append(cell)
-            out[_HEADERS.get(col, col)] = cells
+            out[headers.get(col, col)] = cells
         elif col in _OWN_TEXT:  # the report's own words, not user data
-            out[_HEADERS.get(col, col)] = [str(_fmt(v)) for v in values]
+            out[headers.get(col, col)] = [str(_fmt(v)) for v in values]
         else:
-            out[_HEADERS.get(col, col)] = [_fmt(v) for v in values]
+            out[headers.get(col, col)] = [_fmt(v) for v in values]
     return pd.DataFrame(out, dtype=object)
 
 

@@ -61,9 +61,11 @@ def _png(draw, panels: int, width: float, height: float, stacked: bool = False) 
 def _theta_figure(theta: pd.DataFrame) -> bytes:
     """Forest plot of θ per system and stratum; by rank for many systems."""
     long = []
+    labels = {"corrected": "Lang–Reiczigel", **theta.attrs.get("labels", {})}
     for col, label in (
         ("naive", "naive p̂ (not θ)"),
-        ("corrected", "Lang–Reiczigel"),
+        ("corrected", labels["corrected"]),
+        ("human", labels.get("human", "human labels only")),
         ("bayes", "Bayesian"),
     ):
         if col in theta:

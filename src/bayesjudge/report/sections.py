@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
 import pandas as pd
 
 from bayesjudge.core.kernels import LOW_J_THRESHOLD
@@ -22,6 +23,9 @@ __all__ = ["write_sections"]
 #: A warning code with more records than this is summarised: its first message in full, then
 #: one table row per record with its numbers (keeps a report of many systems readable).
 _MAX_BULLETS_PER_CODE = 3
+
+#: The diagnosis code (warning class) of ``check_pooled_calibration``'s warning.
+_POOLED_CODE = "PooledCalibrationWarning"
 
 
 @dataclass(frozen=True)
@@ -37,6 +41,7 @@ class _Context:
     notes: list
     settings: dict
     ci_prob: float
+    pooled_dims: tuple = ()
 
     @property
     def pct(self) -> str:
@@ -66,16 +71,41 @@ class _Context:
         """Whether a Bayesian fit was given."""
         return self.fit is not None
 
+    @property
+    def random(self) -> bool:
+        """Whether the labelled items are a random subset of the judged ones (random design)."""
+        return self.counts.design == "random"
+
+    @property
+    def method(self) -> str:
+        """The corrected estimator of the θ table (``estimate``'s ``method``)."""
+        return str(self.tables["theta"].attrs.get("method", "lang-reiczigel"))
+
+    @property
+    def corrected_label(self) -> str:
+        """The corrected estimator's short name, as in the forest plot's legend."""
+        return str(self.tables["theta"].attrs.get("labels", {}).get("corrected", self.method))
+
+    @property
+    def test_set(self) -> bool:
+        """Whether the estimand is the test-set θ (a fit made with ``estimand="test-set"``)."""
+        return self.tables["theta"].attrs.get("estimand") == "test-set"
+
 
 def write_sections(
-    counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob
-) -> list[ReportSection]:
+    counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob,
+    pooled_dims=(),
+) -> list[ReportSection]:  # fmt: skip
     """Return the report's sections, in the order of :data:`SECTIONS`.
 
-    The warnings section adds a table ``warnings_<code>`` to ``tables`` for each warning code
-    with many records.
+    ``pooled_dims`` are the dims over which the fit pools calibration that was tested with
+    ``check_pooled_calibration`` (its warnings are among ``records``). The warnings section
+    adds a table ``warnings_<code>`` to ``tables`` for each warning code with many records.
     """
-    c = _Context(counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob)
+    c = _Context(
+        counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob,
+        tuple(pooled_dims),
+    )  # fmt: skip
     writers = {
         "estimand": _write_estimand,
         "design": _write_design,
@@ -97,13 +127,22 @@ def write_sections(
 
 def _write_estimand(s: ReportSection, c: _Context) -> None:
     """1. The estimand θ, that it is corrected, and single-system estimation or comparison."""
+    per = " and stratum" if c.n_strata > 1 else ""
     s.text(
-        "The estimand is **θ, the true accuracy**: the probability that a system's answer to an "
-        "item drawn like the test items is truly correct (as a human would label it), per system"
-        + (" and stratum" if c.n_strata > 1 else "")
-        + " — the share of correct answers in the population the test items were sampled from, "
-        "not only in this test set (so the intervals carry test-set sampling). The LLM "
-        "judge's share of items judged correct, p̂ = k/n, is **not** θ: it "
+        (
+            "The estimand is **the test-set θ**: the share of truly correct answers among this "
+            f"evaluation's items, per system{per} (the labelled items' known truth plus what "
+            "the judge's verdicts say of the unlabelled ones) — not the accuracy in the "
+            "population the items were drawn from, so its intervals carry no sampling of "
+            "items, only the uncertainty about which unlabelled answers are correct. The LLM "
+            if c.test_set
+            else "The estimand is **θ, the true accuracy**: the probability that a system's "
+            "answer to an item drawn like the test items is truly correct (as a human would "
+            f"label it), per system{per} — the share of correct answers in the population the "
+            "test items were sampled from, not only in this test set (so the intervals carry "
+            "test-set sampling). The LLM "
+        )
+        + "judge's share of items judged correct, p̂ = k/n, is **not** θ: it "
         "estimates p = θ·q1 + (1 − θ)(1 − q0), where q0 (specificity) = P(judged incorrect | "
         "truly incorrect) and q1 (sensitivity) = P(judged correct | truly correct). p̂ is "
         "biased towards 1 − q0 for weak systems and towards q1 for strong ones."
@@ -121,8 +160,33 @@ def _write_estimand(s: ReportSection, c: _Context) -> None:
     )
 
 
+def _labelling_design(c: _Context) -> str:
+    """Return the labelling design in a sentence, and what goes wrong if declared wrongly."""
+    if c.random:
+        return (
+            "**Labelling design: random.** The judge graded every item and humans labelled a "
+            "random subset of those same items, so each item is counted once (n, k: the "
+            "unlabelled items; m0, m1: the labelled ones) and the share of labelled items that "
+            "are truly correct, m1/(m0 + m1), is itself evidence about θ, which the random "
+            "design's estimators use. If the labelled items were in fact chosen per human "
+            "label (a fixed number of each), this declaration is wrong: θ would be pulled "
+            "towards the labelled share m1/(m0 + m1) and the intervals would be too narrow; "
+            'declare `design="stratified"` then.'
+        )
+    return (
+        "**Labelling design: stratified** (Lee et al.). The human-labelled calibration items "
+        "were sampled per human label (m0 truly incorrect and m1 truly correct items, numbers "
+        "fixed by design) and are separate from the judged test items, so m0 and m1 say "
+        "nothing about θ. If the labelled items were in fact a random subset of the judged "
+        "items, this declaration wastes their evidence (intervals up to several times wider "
+        "than needed) and may count items both judged and labelled twice; declare "
+        '`design="random"` (`--design random`) then.'
+    )
+
+
 def _write_design(s: ReportSection, c: _Context) -> None:
-    """2. The calibration design (shared or per system), the sizes, pairing of test items."""
+    """2. The labelling and calibration designs, the sizes, pairing of test items."""
+    s.text(_labelling_design(c))
     n_cal = int(c.counts.dataset["m0"].sum() + c.counts.dataset["m1"].sum())
     if c.shared:
         design = (
@@ -154,14 +218,24 @@ def _write_design(s: ReportSection, c: _Context) -> None:
             )
             + " The closed forms use each group's calibration counts as given."
         )
+        _write_pooling_check(s, c)
     test_items = int(c.counts.dataset["n"].sum())
-    s.text(
-        f"Sizes: {test_items} judged test items and {n_cal} human-labelled calibration items "
-        f"in all; per group (m0 truly incorrect and m1 truly correct calibration items, tn and "
-        f"tp of them judged right):"
-    )
-    s.table("counts", "Counts per system and stratum: n test items, k judged correct, p̂ = k/n; "
-            "calibration m0, tn, m1, tp.")  # fmt: skip
+    if c.random:
+        s.text(
+            f"Sizes: {test_items} unlabelled judged items and {n_cal} labelled items (judged "
+            "and labelled) in all; per group (m0 labelled items humans called incorrect and m1 "
+            "called correct, tn and tp of them judged right):"
+        )
+        s.table("counts", "Counts per system and stratum: n unlabelled items, k of them judged "
+                "correct, p̂ = k/n; labelled m0, tn, m1, tp.")  # fmt: skip
+    else:
+        s.text(
+            f"Sizes: {test_items} judged test items and {n_cal} human-labelled calibration "
+            f"items in all; per group (m0 truly incorrect and m1 truly correct calibration "
+            f"items, tn and tp of them judged right):"
+        )
+        s.table("counts", "Counts per system and stratum: n test items, k judged correct, "
+                "p̂ = k/n; calibration m0, tn, m1, tp.")  # fmt: skip
     if c.n_systems > 1:
         if c.has_joint:
             joint = c.counts.joint
@@ -204,18 +278,79 @@ def _write_design(s: ReportSection, c: _Context) -> None:
             )
 
 
+#: Section 3's description of each corrected estimator (``estimate``'s method).
+_CORRECTED_TEXT = {
+    "lang-reiczigel": "**Rogan–Gladen θ̂ = (p̂ + q̂0 − 1)/(q̂0 + q̂1 − 1) with the Lang–Reiczigel "
+    "interval** (Lee et al. eqs. 5–8; clipped to [0, 1]): a confidence interval that carries "
+    "test-set sampling (n) and calibration sampling (m0, m1).",
+    "likelihood": "**Maximum-likelihood θ̂ with the profile-likelihood interval** (Tenenbein's "
+    "double-sampling estimator θ̂ = φ̂·tp/(tp + fp) + (1 − φ̂)·fn/(fn + tn), φ̂ the share of "
+    "all judged items judged correct): uses the full likelihood of the random design — every "
+    "item's verdict, and the labelled items' human labels, whose share m1/(m0 + m1) is itself "
+    "evidence about θ; a confidence interval that carries the sampling of the items and of "
+    "which of them were labelled.",
+    "ppi++": "**PPI++ θ̂ with its Wald interval** (prediction-powered inference, power-tuned "
+    "λ): valid where the labelled items are a random subset of the judged ones; carries "
+    "test-set and labelled-set sampling.",
+}
+
+
+def _write_pooling_check(s: ReportSection, c: _Context) -> None:
+    """Section 2, continued: the test of the calibration that the fit pools over groups."""
+    if not c.pooled_dims:
+        return
+    found = [r for r in c.records if getattr(r, "code", "") == _POOLED_CODE]
+    check = "`bayesjudge.diagnostics.check_pooled_calibration`"
+    groups = " and ".join(c.pooled_dims)
+    if not found:
+        s.text(
+            f"**Pooling check** ({check}): the labelled items of each {groups} show no "
+            "significant difference of the judge's q0, q1 between the pooled groups. That "
+            "does not prove them equal: with few labelled items per group a real difference "
+            "can go undetected, and pooling would then bias θ."
+        )
+        return
+    parts = [
+        f"**Pooling check** ({check}): the judge's q0, q1 differ between the groups this fit "
+        f"pools over {groups}, so one q0, q1 for all of them biases θ (also in section 7): "
+    ]
+    for i, record in enumerate(found[:_MAX_BULLETS_PER_CODE]):
+        parts += [" " if i else "", Plain(record.message)]
+    if len(found) > _MAX_BULLETS_PER_CODE:
+        parts.append(f" ({len(found) - _MAX_BULLETS_PER_CODE} more in section 7.)")
+    s.text(parts)
+
+
 def _write_intervals(s: ReportSection, c: _Context) -> None:
     """3. Which estimator gives each interval and which randomness it carries."""
     s.text(f"Every interval has probability {c.pct}.")
     items = [
         "**naive p̂ with Wilson interval**: carries test-set sampling only, and is an interval "
         "for p, not θ — its coverage of θ can be near 0.",
-        "**Rogan–Gladen θ̂ = (p̂ + q̂0 − 1)/(q̂0 + q̂1 − 1) with the Lang–Reiczigel interval** "
-        "(Lee et al. eqs. 5–8; clipped to [0, 1]): a confidence interval that carries "
-        "test-set sampling (n) and calibration sampling (m0, m1).",
-        "**q0, q1 with Wilson intervals; J and ΔJ with Newcombe's hybrid score interval**: carry "
-        "calibration sampling only (the diagnostic question is how well the judge is known).",
+        _CORRECTED_TEXT.get(
+            c.method,
+            f"**corrected θ̂ (`bayesjudge.estimate(method={c.method!r})`)**: a confidence "
+            "interval that carries test-set and calibration sampling.",
+        )
+        + (
+            f" It is the random design's estimator (`bayesjudge.estimate` without a method "
+            f"chooses `method={c.method!r}` for these counts), in place of Lang–Reiczigel, "
+            "which treats m0, m1 as fixed and so ignores what they say about θ."
+            if c.random
+            else ""
+        ),
     ]
+    if c.random:
+        items.append(
+            "**Human-only baseline m1/(m0 + m1) with Wilson interval**: the labelled items "
+            "alone, without the judge; valid because they are a random subset of the items. "
+            "The judge is worth using only where the corrected interval is narrower (Lee et al. "
+            "Sec. 6; column `width: corrected / human-only` below 1)."
+        )
+    items.append(
+        "**q0, q1 with Wilson intervals; J and ΔJ with Newcombe's hybrid score interval**: carry "
+        "calibration sampling only (the diagnostic question is how well the judge is known)."
+    )
     if c.n_systems > 1:
         items.append(
             "**Frequentist Δθ** "
@@ -257,8 +392,12 @@ def _write_intervals(s: ReportSection, c: _Context) -> None:
         )
     items.append(
         "No interval here carries repeated judge runs (one verdict per item) or the choice of "
-        "which items were labelled beyond random sampling; they assume the calibration items "
-        "are representative of the test items given their truth."
+        "which items were labelled beyond random sampling; they assume "
+        + (
+            "the labelled items are a random subset of the judged items."
+            if c.random
+            else "the calibration items are representative of the test items given their truth."
+        )
     )
     s.bullets(items)
 
@@ -267,21 +406,68 @@ def _write_accuracy(s: ReportSection, c: _Context) -> None:
     """4. θ per system and stratum (and θ_total), with the forest plot."""
     s.table(
         "theta",
-        "θ per system and stratum: naive p̂ (for reference), corrected θ̂ and, if run, the "
-        f"Bayesian posterior mean; {c.pct} intervals in brackets.",
+        "θ per system and stratum: naive p̂ (for reference), corrected θ̂"
+        + (", the human-only baseline (population θ)" if c.random else "")
+        + (" and the ratio of their interval widths" if "width_ratio" in c.tables["theta"] else "")
+        + f" and, if run, the Bayesian posterior mean; {c.pct} intervals in brackets.",
     )
+    if c.test_set and c.tables["theta"].attrs.get("closed_form_estimand") != "test-set":
+        s.text(
+            "The closed-form corrected θ̂ here is for the population θ: the test-set θ has a "
+            "closed form only for the random design's likelihood (each group with its own "
+            "labelled items); the Bayesian column is the test-set θ."
+        )
+    if "width_ratio" in c.tables["theta"]:
+        _write_judge_helps(s, c)
     if "theta_total" in c.tables:
         s.table(
             "theta_total",
             f"Bayesian θ_total per system over all strata (strata weighted as configured: "
             f"{c.fit.config.get('aggregate')}); {c.pct} ETI.",
         )
+    methods = (
+        f"{c.corrected_label}, human labels only" if c.random else f"{c.corrected_label} (blue)"
+    )
     s.figure(
         "theta_forest",
         f"Forest plot of θ per system{' and stratum' if c.n_strata > 1 else ''}: naive p̂ "
-        f"(grey; an estimate of p, not θ), Lang–Reiczigel (blue) and Bayesian (orange), "
-        f"{c.pct} intervals.",
+        f"(grey; an estimate of p, not θ), {methods} and Bayesian (orange), {c.pct} intervals.",
     )
+
+
+def _write_judge_helps(s: ReportSection, c: _Context) -> None:
+    """Section 4, random design: where the judge narrows the interval (Lee et al. Sec. 6)."""
+    theta = c.tables["theta"]
+    ratio = theta["width_ratio"].to_numpy(float)
+    known = ratio[ratio == ratio]
+    helps = int((known < 1).sum())
+    text = [
+        "**Does the judge help?** The human-only baseline estimates θ from the labelled items "
+        "alone. The judge is worth its correction only where the corrected interval is "
+        "narrower than the human-only one (Lee et al. Sec. 6): "
+    ]
+    if not known.size:
+        s.text([*text, "no group has both intervals, so this cannot be told here."])
+        return
+    text.append(
+        f"here it is narrower in {helps} of {known.size} groups"
+        + (f" (median width ratio {float(np.median(known)):.2f})." if known.size > 1 else ".")
+    )
+    worse = [(a, b) for a, b, r in zip(theta["system"], theta["stratum"], ratio, strict=True)
+             if r >= 1]  # fmt: skip
+    if worse:
+        text.append(" Where it is not (")
+        for i, (system, stratum) in enumerate(worse[:_MAX_BULLETS_PER_CODE]):
+            text += [", " if i else "", Plain(system)]
+            if c.n_strata > 1:
+                text += [" / ", Plain(stratum)]
+        if len(worse) > _MAX_BULLETS_PER_CODE:
+            text.append(f" and {len(worse) - _MAX_BULLETS_PER_CODE} more")
+        text.append(
+            "), the judge adds no precision: report the human-only estimate there, or label "
+            "more items."
+        )
+    s.text(text)
 
 
 def _write_judge(s: ReportSection, c: _Context) -> None:

@@ -28,6 +28,7 @@ from bayesjudge.core.youden import youden, youden_difference
 from bayesjudge.data import JudgeCounts
 from bayesjudge.diagnostics import (
     check_comparison,
+    check_pooled_calibration,
     comparison_table,
     judge_diagnostics,
     posterior_differences,
@@ -76,32 +77,98 @@ def counts_table(counts: JudgeCounts) -> pd.DataFrame:
     return frame
 
 
-def theta_table(counts, alpha, fit, ci_prob, collected) -> pd.DataFrame:
-    """θ per system and stratum: naive, corrected (Lang–Reiczigel) and, with a fit, Bayesian.
+#: How the report names each corrected estimator: the header of its column in the θ table
+#: and its label in the forest plot (``estimate``'s ``method`` attr; else its ``ci_kind``).
+CORRECTED_LABELS = {
+    "lang-reiczigel": ("Rogan–Gladen θ̂ [Lang–Reiczigel]", "Lang–Reiczigel"),
+    "likelihood": ("maximum-likelihood θ̂ [profile likelihood]", "profile likelihood"),
+    "ppi++": ("PPI++ θ̂ [Wald]", "PPI++"),
+    "bootstrap": ("Rogan–Gladen θ̂ [bootstrap]", "bootstrap"),
+}
 
-    The estimators' warnings are appended to ``collected``.
+#: The human-only baseline in the θ table and the forest plot (random labelling design).
+HUMAN_LABELS = ("human labels only: m1/(m0 + m1) [Wilson]", "human labels only")
+
+#: The corrected estimators as the settings table names them.
+_SETTINGS_TEXT = {
+    "lang-reiczigel": "Rogan–Gladen θ̂ with Lang–Reiczigel interval",
+    "likelihood": "maximum-likelihood θ̂ with profile-likelihood interval",
+    "ppi++": "PPI++ θ̂ with Wald interval",
+    "bootstrap": "Rogan–Gladen θ̂ with percentile bootstrap interval",
+}
+
+#: The header of the ratio of the corrected interval's width to the human-only one's.
+WIDTH_RATIO_LABEL = "width: corrected / human-only"
+
+
+def fit_estimand(fit) -> str:
+    """Return the estimand a fit was made for: ``"population"`` (default) or ``"test-set"``."""
+    if fit is None:
+        return "population"
+    return str(getattr(fit, "estimand", None) or fit.config.get("estimand", "population"))
+
+
+def theta_table(counts, alpha, fit, ci_prob, collected) -> pd.DataFrame:
+    """θ per system and stratum: naive, corrected (the design's estimator) and Bayesian.
+
+    The corrected column comes from :func:`~bayesjudge.estimate.estimate` without a method,
+    that is with the estimator of the counts' labelling design (Lang–Reiczigel for the
+    stratified design, the profile-likelihood interval for the random one), for the
+    estimand of the fit (population θ without one) where it has a closed form (the test-set
+    θ has one for the likelihood only; ``attrs["closed_form_estimand"]`` says which it is).
+    For the random design the table also holds the human-only baseline (``human``:
+    m1/(m0 + m1) with its Wilson interval, from the same call) and, for the population θ,
+    ``width_ratio``, the corrected interval's width over the human-only one's (below 1: the
+    judge helps, Lee et al. Sec. 6). ``frame.attrs`` holds ``method`` (the corrected
+    estimator), ``estimand``, ``closed_form_estimand``, ``headers`` and ``labels`` (its names
+    in the tables and the forest plot). The estimators' warnings are appended to
+    ``collected``.
     """
+    estimand = fit_estimand(fit)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BayesJudgeWarning)
         naive_est = estimate(counts, method="naive", alpha=alpha)
-        corrected = estimate(counts, method="lang-reiczigel", alpha=alpha)
+        corrected = estimate(counts, method=None, alpha=alpha)
+        if estimand == "test-set" and corrected.attrs["method"] == "likelihood":
+            # The test-set θ has a closed form only for the random design's likelihood.
+            corrected = estimate(counts, method=None, alpha=alpha, estimand=estimand)
     collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
     n_strata = len(counts.strata)
     columns = {
         "system": np.repeat(np.asarray(counts.systems, dtype=object), n_strata),
         "stratum": np.tile(np.asarray(counts.strata, dtype=object), len(counts.systems)),
     }
-    for name, result in (("naive", naive_est), ("corrected", corrected)):
+    shown = [("naive", naive_est, "estimate", "ci"), ("corrected", corrected, "estimate", "ci")]
+    if counts.design == "random":
+        shown.append(("human", corrected, "human_estimate", "human_ci"))
+    for name, result, var, ci_var in shown:
         # One (system, stratum) row each, in the counts' order (no per-row selection).
         result = result.sel(system=counts.systems, stratum=counts.strata)
-        ci = result["ci"].transpose("system", "stratum", "ci_bound").values.reshape(-1, 2)
-        columns[name] = result["estimate"].transpose("system", "stratum").values.ravel()
+        ci = result[ci_var].transpose("system", "stratum", "ci_bound").values.reshape(-1, 2)
+        columns[name] = result[var].transpose("system", "stratum").values.ravel()
         columns[f"{name}_lower"], columns[f"{name}_upper"] = ci[:, 0], ci[:, 1]
     frame = pd.DataFrame({k: v if k in ("system", "stratum") else np.asarray(v, dtype=float)
                           for k, v in columns.items()})  # fmt: skip
+    if "human" in frame and corrected.attrs["estimand"] == "population":
+        human_width = (frame["human_upper"] - frame["human_lower"]).to_numpy(float)
+        width = (frame["corrected_upper"] - frame["corrected_lower"]).to_numpy(float)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            frame["width_ratio"] = np.where(human_width > 0, width / human_width, np.nan)
     if fit is not None:
-        stats = _posterior_stats(fit, "theta", ci_prob, counts)
+        var = "theta_test" if estimand == "test-set" else "theta"
+        stats = _posterior_stats(fit, var, ci_prob, counts)
         frame["bayes"], frame["bayes_lower"], frame["bayes_upper"] = stats
+    method = str(corrected.attrs["method"])
+    header, label = CORRECTED_LABELS.get(
+        method, (f"corrected θ̂ [{corrected.attrs['ci_kind']}]", method)
+    )
+    frame.attrs.update(
+        method=method,
+        estimand=estimand,
+        closed_form_estimand=str(corrected.attrs["estimand"]),
+        headers={"corrected": header, "human": HUMAN_LABELS[0], "width_ratio": WIDTH_RATIO_LABEL},
+        labels={"corrected": label, "human": HUMAN_LABELS[1]},
+    )
     return frame
 
 
@@ -148,8 +215,9 @@ def fit_tables(fit, counts, ci_prob, collected) -> dict[str, pd.DataFrame]:
     An MCMC fit's sampler warnings (``fit.check_sampling()``) are appended to ``collected``.
     """
     tables = {}
-    if "theta_total" in fit.posterior.data_vars:
-        mean, lower, upper = (np.asarray(v) for v in _total_stats(fit, ci_prob))
+    total = "theta_total_test" if fit_estimand(fit) == "test-set" else "theta_total"
+    if total in fit.posterior.data_vars:
+        mean, lower, upper = (np.asarray(v) for v in _total_stats(fit, ci_prob, total))
         tables["theta_total"] = pd.DataFrame(
             {"system": counts.systems, "bayes": mean, "bayes_lower": lower, "bayes_upper": upper}
         )
@@ -167,8 +235,38 @@ def fit_tables(fit, counts, ci_prob, collected) -> dict[str, pd.DataFrame]:
     return tables
 
 
-def _total_stats(fit, ci_prob):
-    ds = fit.summary(ci_prob=ci_prob, var_names=["theta_total"], as_xarray=True)["theta_total"]
+def pooled_dims(counts, fit) -> tuple[str, ...]:
+    """Return the dims over which a fit pools calibration that the counts hold per group.
+
+    A fit with ``calibration="shared"`` uses one q0, q1 across its ``pool_over`` dims (both
+    by default). Along a dim where the counts have their own labelled items per group (not
+    one set shared over it), whether the judge's q0, q1 really are alike can be tested; along
+    a dim the counts share one calibration set over, it cannot, and none is returned.
+    """
+    if fit is None or fit.config.get("calibration") != "shared":
+        return ()
+    pooled = fit.config.get("pool_over") or ("system", "stratum")
+    shared = counts.calibration_shared_over
+    return tuple(d for d in pooled if d not in shared and counts.sizes[d] > 1)
+
+
+def check_pooling(counts, dims, alpha, collected) -> None:
+    """Test whether q0, q1 differ between the groups pooled over ``dims``; collect warnings.
+
+    :func:`bayesjudge.diagnostics.check_pooled_calibration` warns
+    (``PooledCalibrationWarning``) with the bias that pooling implies; its warnings are
+    appended to ``collected``, so that the report states them (sections 2 and 7).
+    """
+    if not dims:
+        return
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", BayesJudgeWarning)
+        check_pooled_calibration(counts, dims=dims, alpha=alpha)
+    collected += [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
+
+
+def _total_stats(fit, ci_prob, var="theta_total"):
+    ds = fit.summary(ci_prob=ci_prob, var_names=[var], as_xarray=True)[var]
     ds = ds.dataset
     return (
         ds["mean"].values,
@@ -310,10 +408,13 @@ def difference_table(counts, alpha, fit, ci_prob, comparison, collected, pairs=N
         }
     )
     if fit is not None:
-        bayes = _posterior_columns(fit, "theta", ci_prob, "bayes_difference", pairs)
+        theta, total_var = ("theta", "theta_total")
+        if fit_estimand(fit) == "test-set":
+            theta, total_var = ("theta_test", "theta_total_test")
+        bayes = _posterior_columns(fit, theta, ci_prob, "bayes_difference", pairs)
         frame = frame.merge(bayes, on=["pair", "stratum"], how="left")
-        if "theta_total" in fit.posterior.data_vars:
-            total = _posterior_columns(fit, "theta_total", ci_prob, "bayes_difference", pairs)
+        if total_var in fit.posterior.data_vars:
+            total = _posterior_columns(fit, total_var, ci_prob, "bayes_difference", pairs)
             total["stratum"] = "all strata (θ_total)"
             for col in frame.columns:
                 if col not in total:
@@ -483,17 +584,31 @@ def diagnoses_table(records) -> pd.DataFrame:
 
 
 def reproducibility_settings(
-    counts, fit, alpha, comparison, freq, random_seed, target_width
+    counts, fit, alpha, comparison, freq, random_seed, target_width, theta=None
 ) -> dict:
-    """Return the reproducibility block: versions, date, alpha, methods, seeds, model."""
+    """Return the reproducibility block: versions, date, alpha, methods, seeds, model.
+
+    ``theta`` is the θ table (:func:`theta_table`), whose attrs name the corrected estimator
+    and the estimand; without it, Lang–Reiczigel and the population θ are assumed.
+    """
+    attrs = {} if theta is None else theta.attrs
+    method = attrs.get("method", "lang-reiczigel")
+    corrected = _SETTINGS_TEXT.get(method, f"corrected θ̂ (bayesjudge.estimate(method={method!r}))")
+    human = (
+        "; human-only baseline m1/(m0 + m1) with Wilson interval"
+        if counts.design == "random"
+        else ""
+    )
     out = {
         "bayesjudge version": __version__,
         "date (UTC)": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S"),
         "python": platform.python_version(),
         "numpy": np.__version__,
         "interval probability (1 - alpha)": f"{1 - alpha:g}",
-        "closed forms": "naive p̂ with Wilson interval; Rogan–Gladen θ̂ with Lang–Reiczigel "
-        "interval; q0, q1 Wilson; J, ΔJ Newcombe",
+        "labelling design": counts.design,
+        "estimand": attrs.get("estimand", "population"),
+        "closed forms": f"naive p̂ with Wilson interval; {corrected}{human}; q0, q1 Wilson; "
+        "J, ΔJ Newcombe",
         "report random_seed": random_seed,
     }
     if comparison is not None:

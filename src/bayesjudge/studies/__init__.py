@@ -1,4 +1,6 @@
-"""Monte Carlo studies that reproduce Lee et al. and Fiedler, runnable as ``bayesjudge study``.
+"""Monte Carlo studies of the papers and of the random labelling design: ``bayesjudge study``.
+
+They reproduce Lee et al. and Fiedler and validate the random labelling design (issue 15).
 
 Each study module has ``run(*, reps=..., random_seed=..., progress=False, **options)``
 returning a :class:`~bayesjudge.studies._framework.StudyResult` (tidy table, settings, figure).
@@ -21,6 +23,7 @@ STUDIES = {
     "human-vs-judge": "bayesjudge.studies.human_vs_judge",
     "comparison": "bayesjudge.studies.comparison",
     "llmbar": "bayesjudge.studies.llmbar",
+    "random-design": "bayesjudge.studies.random_design",
 }
 
 

@@ -1,4 +1,4 @@
-"""LLMBar case study: coverage and bias on real judge verdicts over random calibration splits.
+"""LLMBar case study: coverage and bias on real judge verdicts over random labelling splits.
 
 Real data (Zeng et al., *Evaluating Large Language Models at Evaluating Instruction
 Following*, ICLR 2024; loaded by :func:`bayesjudge.datasets.load_llmbar`): every item has a
@@ -16,26 +16,33 @@ Adversarial ones, 46-134 items each). ``xi="longer"``: the same items grouped by
 has more characters (``output_1``: 192 items, ``output_2``: 225; the 2 ties are left out and
 counted in ``attrs["ties_dropped"]``); judges are known to favour the longer output.
 
-**Splits.** In each replication the items of every stratum are split at random, without
-replacement, into a calibration set of ``round(share × N)`` items (default share ½, so 23-67
-per subset) and a test set of the rest. The split is per item, shared by all judges (one human
-labelling of one random item set, every judge calibrated on it). An unparsed verdict (8 of
-PaLM2's, 1 of LLaMA2's on these subsets) drops that item from that judge's counts only.
+**Splits: the random labelling design.** The judge grades every item of a stratum; in each
+replication humans "label" a random subset of them: ``round(share × N)`` items drawn without
+replacement (default share ½, so 23-67 per subset); the rest stay unlabelled. This is the
+*random* labelling design (``design="random"``, see ``docs/labelling-design.md``), not Lee et
+al.'s stratified one: the labelled items were not chosen by their human label, so the number
+of them that are truly correct, m1 ~ Binomial(m0 + m1, θ), is evidence about θ. Each item is
+counted once: n, k count the unlabelled items, m0, tn, m1, tp the labelled ones with their
+verdicts. The split is per item, shared by all judges (one human labelling of one random item
+set, every judge calibrated on it). An unparsed verdict (8 of PaLM2's, 1 of LLaMA2's on these
+subsets) drops that item from that judge's counts only.
 
-**Estimand.** The primary estimand is the **test-set share** θ_test: the share of Z = 1 among
-the test items that the judge has a verdict for, known exactly in every split — what a
-practitioner who evaluates these test items wants to know. The table also scores every
-estimate against the **stratum share** θ_S (the whole stratum, fixed over splits), dim
-``estimand`` = ``"test"`` / ``"stratum"``. E[θ_test] = θ_S, so the biases agree in
-expectation. The intervals target a population θ and are conservative for both, for different
-reasons: for θ_test because they carry the binomial variance θ(1 − θ)/n of the test items'
-truth, which θ_test (known given the test items) lacks (i.i.d. splits from an infinite
-population give the same coverage of θ_test); for θ_S because calibration and test sets are
-each half of a finite stratum (finite-population correction).
+**Estimands** (dim ``estimand``). ``"test-set"``: the **test-set θ** of the random design, the
+share of Z = 1 among all N = n + m0 + m1 items of the split that the judge has a verdict for
+(labelled and unlabelled) — what a practitioner who evaluated these items wants to know. The
+splits partition the whole stratum, so it is the stratum share θ_S of the judge's items, the
+same in every split. ``"unlabelled"``: the share of Z = 1 among the n unlabelled items only
+(θ_u, which varies over the splits; E[θ_u] = θ_S, so the biases agree in expectation). The
+intervals target a population θ and are conservative for both, for different reasons: for θ_u
+because they carry the binomial variance θ(1 − θ)/n of the unlabelled items' truth, which θ_u
+(known given the items) lacks (i.i.d. splits from an infinite population give the same
+coverage of θ_u); for the test-set θ because the labelled and unlabelled sets are each part of
+a finite stratum (finite-population correction).
 
-**Approaches** (dim ``approach``, chosen with ``methods=``; coords ``estimator`` and
-``calibration`` on it; not called ``method`` because ``xarray``'s ``sel`` has an argument of
-that name):
+**Approaches** (dim ``approach``, chosen with ``methods=``; coords ``estimator``,
+``calibration`` and ``design`` (the labelling design the approach declares: ``"stratified"``,
+``"random"`` or ``"none"``) on it; not called ``method`` because ``xarray``'s ``sel`` has an
+argument of that name):
 
 ``naive``
     k / n with its Wilson interval (no calibration).
@@ -46,9 +53,30 @@ that name):
 ``bayes-stratum``, ``bayes-pooled``
     Exact posterior (:func:`bayesjudge.core.exact.exact_theta_interval`, flat Beta(1, 1)
     priors on θ, q0, q1), median and equal-tailed interval, with the same two calibration
-    sets. The pooled one is the posterior of θ_S given that stratum's test counts and the
-    pooled calibration counts (the shared-q model without the other strata's test counts,
-    which carry almost no information on q).
+    sets, **declaring the split stratified** (m0, m1 treated as fixed by design: the answer a
+    user gets who does not declare the random design). The pooled one is the posterior of θ
+    given that stratum's unlabelled counts and the pooled calibration counts (the shared-q
+    model without the other strata's counts, which carry almost no information on q).
+``bayes-random``
+    The same exact posterior with ``design="random"`` (the truth counts of the labelled items
+    enter the likelihood, m1 ~ Binomial(m0 + m1, θ)); per-stratum calibration.
+``likelihood``
+    Maximum likelihood under the random design (Tenenbein's double-sampling estimator) with
+    its profile-likelihood interval (:func:`bayesjudge.core.likelihood.likelihood_interval`);
+    per-stratum calibration.
+``ppi++``
+    PPI++ (:func:`bayesjudge.core.ppi.ppi_mean`, tuned λ, Wald interval), which assumes the
+    random design; per-stratum calibration. NaN (undefined) where the labelled items of a
+    split have one human label only.
+``likelihood-test-set``
+    The interval of the **test-set θ** itself
+    (:func:`bayesjudge.core.likelihood.test_set_interval`: the labelled items' known truth
+    plus a prediction of the unlabelled ones; the point estimate is the ``likelihood`` one).
+    The only approach whose interval targets the test-set θ rather than a population θ.
+``human-only``
+    The labelled items alone: m1 / (m0 + m1) with its Wilson interval
+    (:func:`bayesjudge.core.likelihood.human_only`), the baseline a judge has to beat (Lee
+    et al. Sec. 6).
 ``bayes-hierarchical``
     :func:`bayesjudge.fit` with ``calibration="hierarchical", pool_over="stratum"``: per
     judge, the strata's q0, q1 are partially pooled (logit-normal around a judge-level mean
@@ -62,8 +90,12 @@ stratum):
 ``coverage``, ``bias`` (mean of estimate − θ over the replications where the estimate is
 defined), ``length`` (mean interval length), ``rmse``, each with ``<name>_mcse``;
 ``undefined_share`` (Rogan–Gladen undefined: q̂0 + q̂1 = 1, or a calibration set without one of
-the labels; those replications keep their interval, [0, 1] for Lang–Reiczigel, and are left
-out of the bias); ``reps_used``; ``bias_asymptotic`` (the bias with the whole stratum's
+the labels; for PPI++ and the likelihood interval: no estimate; those replications keep their
+interval, [0, 1] where the estimator gives none, and are left out of the bias); ``reps_used``;
+``width_ratio`` (judge × stratum × approach, with ``width_ratio_mcse``): the mean over the
+splits of the interval's length divided by the length of the ``bayes-stratum`` interval of
+the same split (the stratified-declared answer; NaN unless ``bayes-stratum`` runs): below 1 is
+width gained; ``bias_asymptotic`` (the bias with the whole stratum's
 p, q0, q1 plugged in: p − θ_S for naive, 0 for per-stratum calibration, the clipped
 Rogan–Gladen value with the judge's pooled q0, q1 minus θ_S for pooled calibration, NaN for
 the hierarchical model); per (judge, stratum) the stratum's ``theta``, ``q0``, ``q1``,
@@ -92,7 +124,9 @@ from bayesjudge._lazy import bayesian
 from bayesjudge.core.correction import lang_reiczigel_interval
 from bayesjudge.core.exact import exact_theta_interval
 from bayesjudge.core.kernels import rogan_gladen_counts
+from bayesjudge.core.likelihood import human_only, likelihood_interval, test_set_interval
 from bayesjudge.core.naive import naive
+from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.data import JudgeCounts
 from bayesjudge.datasets import load_llmbar
 from bayesjudge.studies._framework import (
@@ -106,7 +140,7 @@ from bayesjudge.studies._framework import (
     progress_bar,
     study_attrs,
 )
-from bayesjudge.warnings import ConvergenceWarning
+from bayesjudge.warnings import ConvergenceWarning, SmallSampleWarning
 
 __all__ = [
     "DEFAULT_SEED",
@@ -114,7 +148,9 @@ __all__ = [
     "METHODS",
     "QUICK_OPTIONS",
     "QUICK_REPS",
+    "RANDOM_METHODS",
     "SUBSETS",
+    "WIDTH_REFERENCE",
     "XIS",
     "plot",
     "run",
@@ -141,8 +177,17 @@ METHODS = (
     "bayes-stratum",
     "bayes-pooled",
     "bayes-hierarchical",
+    "bayes-random",
+    "likelihood",
+    "ppi++",
+    "likelihood-test-set",
+    "human-only",
 )
-ESTIMANDS = ("test", "stratum")
+#: The random-design estimators (per-stratum calibration, labelled items' truth counts used).
+RANDOM_METHODS = ("bayes-random", "likelihood", "ppi++", "likelihood-test-set", "human-only")
+#: The approach every interval's length is compared with (``width_ratio``).
+WIDTH_REFERENCE = "bayes-stratum"
+ESTIMANDS = ("test-set", "unlabelled")
 _ESTIMATOR = {
     "naive": "naive",
     "lr-stratum": "lang-reiczigel",
@@ -150,6 +195,11 @@ _ESTIMATOR = {
     "bayes-stratum": "bayes",
     "bayes-pooled": "bayes",
     "bayes-hierarchical": "bayes",
+    "bayes-random": "bayes",
+    "likelihood": "likelihood",
+    "ppi++": "ppi++",
+    "likelihood-test-set": "likelihood",
+    "human-only": "human-only",
 }
 _CALIBRATION = {
     "naive": "none",
@@ -158,7 +208,14 @@ _CALIBRATION = {
     "bayes-stratum": "stratum",
     "bayes-pooled": "pooled",
     "bayes-hierarchical": "hierarchical",
+    "bayes-random": "stratum",
+    "likelihood": "stratum",
+    "ppi++": "stratum",
+    "likelihood-test-set": "stratum",
+    "human-only": "stratum",
 }
+_DESIGN = {m: "random" if m in RANDOM_METHODS else "stratified" for m in METHODS}
+_DESIGN["naive"] = "none"
 LABELS = {
     "naive": "naive k/n (Wilson)",
     "lr-stratum": "RG + Lang–Reiczigel, per-stratum calibration",
@@ -166,6 +223,11 @@ LABELS = {
     "bayes-stratum": "exact Bayes, per-stratum calibration",
     "bayes-pooled": "exact Bayes, pooled calibration",
     "bayes-hierarchical": "Bayes (MCMC), hierarchical calibration",
+    "bayes-random": "exact Bayes, random design",
+    "likelihood": "profile likelihood, random design",
+    "ppi++": "PPI++, random design",
+    "likelihood-test-set": "test-set θ interval, random design",
+    "human-only": "labelled items alone (Wilson)",
 }
 #: ``bayesjudge study llmbar --quick``: 200 splits for the closed forms and the exact
 #: posteriors (seconds) and 4 short hierarchical fits per ξ.
@@ -306,7 +368,7 @@ def _lang_reiczigel(k, n, tn, m0, tp, m1, alpha):
     return estimate, np.asarray(lower), np.asarray(upper), undefined
 
 
-def _exact(k, n, tn, m0, tp, m1, alpha):
+def _exact(k, n, tn, m0, tp, m1, alpha, design="stratified"):
     """Exact posterior median and ETI, each distinct count tuple computed once."""
     shape = np.shape(k)
     arrays = [np.broadcast_to(a, shape).ravel() for a in (k, n, tn, m0, tp, m1)]
@@ -315,7 +377,7 @@ def _exact(k, n, tn, m0, tp, m1, alpha):
     median, lower, upper = (np.full(tuples.shape[0], np.nan) for _ in range(3))
     unique, inverse = np.unique(tuples[~empty], axis=0, return_inverse=True)
     if len(unique):
-        res = exact_theta_interval(*unique.T, ci_prob=1.0 - alpha)
+        res = exact_theta_interval(*unique.T, ci_prob=1.0 - alpha, design=design)
         inverse = inverse.ravel()
         median[~empty] = res.median[inverse]
         lower[~empty] = res.lower[inverse]
@@ -323,6 +385,36 @@ def _exact(k, n, tn, m0, tp, m1, alpha):
     lower[empty], upper[empty] = 0.0, 1.0
     return (median.reshape(shape), lower.reshape(shape), upper.reshape(shape),
             empty.reshape(shape))  # fmt: skip
+
+
+def _likelihood(k, n, tn, m0, tp, m1, alpha, estimand="population"):
+    """Random-design MLE with its profile-likelihood interval; [0, 1] where it has none."""
+    interval = likelihood_interval if estimand == "population" else test_set_interval
+    res = interval(k, n, tn, m0, tp, m1, alpha=alpha)
+    estimate, lower, upper = (np.asarray(v, dtype=float) for v in res)
+    undefined = ~np.isfinite(estimate)
+    lower = np.where(np.isfinite(lower), lower, 0.0)  # no interval: the whole range
+    upper = np.where(np.isfinite(upper), upper, 1.0)
+    return estimate, lower, upper, undefined
+
+
+def _human_only(tn, m0, tp, m1, alpha):
+    """Estimate θ by the labelled share m1 / (m0 + m1), Wilson interval."""
+    res = human_only(tn, m0, tp, m1, alpha=alpha)
+    estimate, lower, upper = (np.asarray(v, dtype=float) for v in res)
+    return estimate, lower, upper, ~np.isfinite(estimate)
+
+
+def _ppi(k, n, tn, m0, tp, m1, alpha):
+    """PPI++ (tuned λ); NaN where the labelled items have one label, kept as [0, 1]."""
+    with warnings.catch_warnings():
+        # One-label splits and zero-width intervals: counted in undefined_share / the table.
+        warnings.simplefilter("ignore", SmallSampleWarning)
+        res = ppi_mean(k, n, tn, m0, tp, m1, alpha=alpha)
+    estimate, lower, upper = (np.asarray(v, dtype=float) for v in res[:3])
+    undefined = ~np.isfinite(estimate)
+    return (estimate, np.where(undefined, 0.0, lower), np.where(undefined, 1.0, upper),
+            undefined)  # fmt: skip
 
 
 def _hierarchical(counts, judges, strata, reps, alpha, draws, tune, chains, seeds, bar):
@@ -514,6 +606,7 @@ def run(
     mcse = {v: np.full(shape4, np.nan) for v in names}
     shape3 = shape4[:3]
     undefined_share, reps_used, bias_asym = (np.full(shape3, np.nan) for _ in range(3))
+    width_ratio, width_ratio_mcse = np.full(shape3, np.nan), np.full(shape3, np.nan)
     desc = {
         v: np.full(shape4[:2], np.nan)
         for v in ("theta", "q0", "q1", "youden", "p", "items", "missing", "calibration_items")
@@ -538,7 +631,9 @@ def run(
         if (counts["n"] == 0).any():
             raise ValueError("a judge has no test verdicts in some stratum; raise 1 - share.")
         pooled = {f: counts[f].sum(axis=-1, keepdims=True) for f in ("m0", "tn", "m1", "tp")}
-        theta_test = counts["z_test"] / counts["n"]
+        theta_u = counts["z_test"] / counts["n"]  # the unlabelled items' share
+        # The random design's test-set θ: all n + m0 + m1 items of the split (= θ_S here).
+        theta_set = (counts["z_test"] + counts["m1"]) / (counts["n"] + counts["m0"] + counts["m1"])
         # Whole-stratum quantities per (judge, stratum).
         whole = {}
         for f in ("z", "v", "pos", "neg", "valid", "tp", "tn"):
@@ -566,7 +661,7 @@ def run(
         desc["items"][:, cols] = whole["valid"]
         seconds["data"] += time.perf_counter() - start
 
-        truths = {"test": theta_test, "stratum": np.broadcast_to(theta_s, theta_test.shape)}
+        truths = {"test-set": theta_set, "unlabelled": theta_u}
         c = counts
         results = {}
         start = time.perf_counter()
@@ -593,7 +688,25 @@ def run(
             results["bayes-pooled"] = _exact(
                 c["k"], c["n"], pooled["tn"], pooled["m0"], pooled["tp"], pooled["m1"], alpha
             )
+        if "bayes-random" in methods:
+            results["bayes-random"] = _exact(
+                c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha, design="random"
+            )
         seconds["exact"] += time.perf_counter() - start
+        start = time.perf_counter()
+        if "likelihood" in methods:
+            results["likelihood"] = _likelihood(
+                c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha
+            )
+        if "ppi++" in methods:
+            results["ppi++"] = _ppi(c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha)
+        if "likelihood-test-set" in methods:
+            results["likelihood-test-set"] = _likelihood(
+                c["k"], c["n"], c["tn"], c["m0"], c["tp"], c["m1"], alpha, estimand="test-set"
+            )
+        if "human-only" in methods:
+            results["human-only"] = _human_only(c["tn"], c["m0"], c["tp"], c["m1"], alpha)
+        seconds["closed"] += time.perf_counter() - start
         bar.update()
         if hier:
             start = time.perf_counter()
@@ -617,13 +730,20 @@ def run(
             "lr-pooled": rg_pool - theta_s,
             "bayes-pooled": rg_pool - theta_s,
             "bayes-hierarchical": np.full_like(theta_s, np.nan),
+            **{m: np.zeros_like(theta_s) for m in RANDOM_METHODS},
         }
+        reference = results.get(WIDTH_REFERENCE)
         for i_m, method in enumerate(methods):
             estimate, lower, upper, undefined = results[method]
             used = estimate.shape[0]
             undefined_share[:, cols, i_m] = undefined.mean(axis=0)
             reps_used[:, cols, i_m] = used
             bias_asym[:, cols, i_m] = asymptotic[method]
+            if reference is not None:
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    ratio = (upper - lower) / (reference[2][:used] - reference[1][:used])
+                width_ratio[:, cols, i_m] = ratio.mean(axis=0)
+                width_ratio_mcse[:, cols, i_m] = mcse_mean(ratio, axis=0)
             for i_e, estimand in enumerate(ESTIMANDS):
                 truth = truths[estimand][:used]
                 for var, (val, err) in _summaries(estimate, lower, upper, undefined,
@@ -636,7 +756,8 @@ def run(
         data_vars[var] = (dims4, values[var])
         data_vars[f"{var}_mcse"] = (dims4, mcse[var])
     for var, arr in (("undefined_share", undefined_share), ("reps_used", reps_used),
-                     ("bias_asymptotic", bias_asym)):  # fmt: skip
+                     ("bias_asymptotic", bias_asym), ("width_ratio", width_ratio),
+                     ("width_ratio_mcse", width_ratio_mcse)):  # fmt: skip
         data_vars[var] = (dims4[:3], arr)
     for var, arr in desc.items():
         data_vars[var] = (dims4[:2], arr)
@@ -652,6 +773,7 @@ def run(
         "xi": ("stratum", [x for x in xis for _ in strata_of[x]]),
         "estimator": ("approach", [_ESTIMATOR[m] for m in methods]),
         "calibration": ("approach", [_CALIBRATION[m] for m in methods]),
+        "design": ("approach", [_DESIGN[m] for m in methods]),
     }
     table = xr.Dataset(data_vars, coords=coords)
     table.attrs = study_attrs(
@@ -672,7 +794,9 @@ def run(
         tune=int(tune) if hier else 0,
         chains=int(chains) if hier else 0,
         ties_dropped=ties,
-        estimand="test-set share (primary) and stratum share",
+        estimand="test-set θ (all items of the split; primary) and the unlabelled items' share",
+        design="random",
+        width_reference=WIDTH_REFERENCE if WIDTH_REFERENCE in methods else "",
         bayes_point="posterior median",
         bayes_priors="theta, q0, q1 ~ Beta(1, 1); hierarchical: bayesjudge.Priors() defaults",
     )
@@ -686,7 +810,7 @@ def run(
 def plot(table: xr.Dataset):
     """Coverage and bias by stratum × calibration design, one row per judge.
 
-    Columns: coverage of the test-set share and bias, for each ξ run. Markers with ±1 MC-SE
+    Columns: coverage of the test-set θ and bias, for each ξ run. Markers with ±1 MC-SE
     error bars; the coverage panels show the nominal level, the bias panels zero.
 
     Parameters
@@ -727,7 +851,7 @@ def plot(table: xr.Dataset):
                 s for s, of in zip(table["stratum"].to_numpy(), table["xi"].to_numpy(),
                                    strict=True) if of == x
             ]  # fmt: skip
-            part = table.sel(judge=judge, estimand="test", stratum=strata)
+            part = table.sel(judge=judge, estimand="test-set", stratum=strata)
             pos = np.arange(len(strata))
             short = [
                 s.replace("LLMBar/Adversarial/", "Adv/").replace("LLMBar/", "")
@@ -747,8 +871,8 @@ def plot(table: xr.Dataset):
                     ax.set_ylim(-0.02, 1.02)
                 ax.set_xticks(pos, short, fontsize=7)
                 ax.set_xlabel("stratum" if x == "subset" else "longer output", fontsize=8)
-                ax.set_ylabel("coverage of θ_test" if var == "coverage" else
-                              "bias (estimate − θ_test)", fontsize=8)  # fmt: skip
+                ax.set_ylabel("coverage of the test-set θ" if var == "coverage" else
+                              "bias (estimate − test-set θ)", fontsize=8)  # fmt: skip
                 ax.set_title(f"{judge}: {var} ({'subsets' if x == 'subset' else 'longer output'})",
                              fontsize=9)  # fmt: skip
     handles, labels = axes[0, 0].get_legend_handles_labels()
