@@ -182,7 +182,7 @@ def test_pooling_advice_says_to_check_q0_q1_first():
         estimate(counts)
     text = " ".join(str(w.message) for w in record)
     assert "q0 and q1 do not differ between the systems" in text
-    assert "check that first" in text
+    assert "tests this on the systems' own calibration counts" in text
 
 
 def test_compare_carries_the_design_and_refuses_likelihood():

@@ -959,8 +959,8 @@ def compare_designs(
     >>> import bayesjudge as bj
     >>> from bayesjudge.models.fit import compare_designs
     >>> counts = bj.JudgeCounts.from_counts(
-    ...     n=[800, 800], k=[520, 560], m0=[150, 150], tn=[128, 110], m1=[150, 150],
-    ...     tp=[133, 140], system=["a", "b"])
+    ...     n=[800, 800], k=[520, 560], m0=[150, 150], tn=[128, 124], m1=[150, 150],
+    ...     tp=[133, 137], system=["a", "b"])
     >>> table = compare_designs(counts, designs=["separate", "shared"], random_seed=3)
     >>> table["design"].values.tolist(), table["mean"].dims
     (['separate', 'shared'], ('design', 'pair', 'stratum'))
