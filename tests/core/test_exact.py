@@ -97,7 +97,12 @@ def test_beta_logpdf_matches_scipy():
     assert np.all(beta.logpdf(np.array([[-0.1, 1.2, np.nan], [2.0, -1.0, 0.5]]))[:, :2] == -np.inf)
 
 
-@pytest.mark.parametrize("name", ["moderate", "informative", "known-q1"])
+@pytest.mark.parametrize(
+    "name",
+    # the two 2-D scipy integrals take 10-20 s each: the slow tier (make test-slow, run by CI)
+    [pytest.param("moderate", marks=pytest.mark.slow),
+     pytest.param("informative", marks=pytest.mark.slow), "known-q1"],
+)  # fmt: skip
 def test_theta_density_matches_scipy_integral(name):
     """log π(θ | data) differences between θ points equal those of the model's likelihood
     (scipy.stats binomial and Beta densities) integrated over q0, q1 by scipy.integrate.

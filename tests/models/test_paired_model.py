@@ -351,6 +351,7 @@ def test_fit_pairwise_uses_each_pairs_marginal_joint_table(design_fits):
 # ----------------------------------------------------------------------------- exact check
 
 
+@pytest.mark.slow  # about 19 s: the slow tier (make test-slow, run by CI)
 def test_posterior_matches_grid_integration_with_known_q():
     # K = 2, 100 shared items and 20 unshared per system, known q0 = 0.85, q1 = 0.9 and
     # Priors(theta=(2, 2)), i.e. Dirichlet(1, 1, 1, 1): the grid is an independent oracle.
