@@ -2031,7 +2031,7 @@ def test_set_theta_draws(theta, q0, q1, k, n, m0, m1, *, design: str = "random",
     Parameters
     ----------
     theta, q0, q1 : array_like of float
-        Posterior draws, shape (draws, *groups) or anything broadcasting with the counts.
+        Posterior draws, shape ``(draws, *groups)`` or anything broadcasting with the counts.
     k, n : array_like of int
         Judged-correct and total unlabelled (test) items per group (k ≤ n).
     m0, m1 : array_like of int
