@@ -370,7 +370,10 @@ def test_ppc_flags_a_system_whose_judge_differs_under_shared_calibration():
         0.5, [0.9, 0.9, 0.9, 0.55], 0.9, n=500, m0=200, m1=200, system=list("abcd"),
         random_seed=3,
     )  # fmt: skip
-    check = bj.fit(c, calibration="shared", random_seed=4).ppc(random_seed=6)
+    # The pooled-calibration check sees it from the labels, before the fit.
+    with pytest.warns(bj.PooledCalibrationWarning, match="system=d/stratum=all"):
+        result = bj.fit(c, calibration="shared", random_seed=4)
+    check = result.ppc(random_seed=6)
     p = check.p_value["tn"].sel(stratum="all")
     assert p.dims == ("system",)
     # The shared q0 lands between 0.9 and 0.55, so d's tn is far below every replicate and
