@@ -17,6 +17,7 @@ _SHARE = {
     "k": ("n", "share judged correct, k / n"),
     "tn": ("m0", "specificity, tn / m0"),
     "tp": ("m1", "sensitivity, tp / m1"),
+    "truth": ("m0 + m1", "labelled truly correct, m1 / (m0 + m1)"),
 }
 
 
@@ -39,14 +40,18 @@ def _flat(da):
 def plot_ppc(check, ci_prob: float = 0.95, ax=None, tick_labels: bool = True):
     """Plot observed shares (k/n, tn/m0, tp/m1) against their posterior predictive intervals.
 
+    Under the random labelling design a fourth panel checks the labelled items' truth counts,
+    m1 / (m0 + m1), which are data about θ there.
+
     Parameters
     ----------
     check : PosteriorPredictiveCheck
         The output of :meth:`bayesjudge.Fit.ppc`.
     ci_prob : float, default 0.95
         Probability of the replicated interval drawn per group.
-    ax : sequence of 3 matplotlib Axes, optional
-        Axes for ``k``, ``tn`` and ``tp``; a new figure is made when None.
+    ax : sequence of 3 (random design: 4) matplotlib Axes, optional
+        Axes for ``k``, ``tn``, ``tp`` (and ``truth`` under the random labelling design); a
+        new figure is made when None.
     tick_labels : bool, default True
         Name each group on the x axis; False for hundreds of groups (their labels would
         overlap, and laying them out takes minutes): the axis then says so.
@@ -72,14 +77,24 @@ def plot_ppc(check, ci_prob: float = 0.95, ax=None, tick_labels: bool = True):
     """
     import matplotlib.pyplot as plt
 
+    checked = ("k", "tn", "tp", "truth") if "truth" in check.observed else ("k", "tn", "tp")
     if ax is None:
-        _, ax = plt.subplots(1, 3, figsize=(12, 3.6), constrained_layout=True)
+        _, ax = plt.subplots(
+            1, len(checked), figsize=(4 * len(checked), 3.6), constrained_layout=True
+        )
     ax = np.asarray(ax).ravel()
+    if ax.size != len(checked):
+        raise ValueError(
+            f"plot_ppc needs {len(checked)} axes (for {', '.join(checked)}); got {ax.size}."
+        )
     constant = check.tree["constant_data"].dataset
     lo, hi = (1 - ci_prob) / 2, (1 + ci_prob) / 2
-    for axis, var in zip(ax, ("k", "tn", "tp"), strict=True):
+    for axis, var in zip(ax, checked, strict=True):
         total_name, title = _SHARE[var]
-        total = _flat(constant[total_name]).values.astype(float)
+        if var == "truth":  # labelled items: m0 + m1, on the truth counts' own dims
+            total = _flat(constant["m0"] + constant["m1"]).values.astype(float)
+        else:
+            total = _flat(constant[total_name]).values.astype(float)
         with np.errstate(invalid="ignore", divide="ignore"):
             rep = _flat(check.replicated[var]).values.reshape(-1, total.size) / total
             obs = _flat(check.observed[var]).values.astype(float) / total

@@ -301,3 +301,25 @@ def test_compare_uses_theta_test_and_theta_total_test():
     by_stratum = (result.posterior["theta_test"] * size).sum("stratum") / size.sum(1)
     xr.testing.assert_allclose(total, by_stratum.transpose(*total.dims))
     assert "theta_total_test" in set(result.summary()["variable"])
+
+
+def test_ppc_plot_checks_the_truth_counts_in_a_fourth_panel():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    counts = bj.JudgeCounts.from_counts(
+        n=[300, 200], k=[150, 90], m0=[20, 30], tn=[15, 24], m1=[30, 20], tp=[27, 17],
+        system=["a", "b"], design="random",
+    )  # fmt: skip
+    check = fit(counts, method="exact", random_seed=1).ppc(random_seed=2)
+    axes = check.plot()
+    assert axes[-1].get_title() == "labelled truly correct, m1 / (m0 + m1)"
+    # The observed dots are m1 / (m0 + m1) per system: 30 / 50 and 20 / 50.
+    dots = np.concatenate([line.get_ydata() for line in axes[-1].lines if line.get_marker() == "o"])
+    np.testing.assert_allclose(np.sort(dots), [0.4, 0.6])
+    _, three = plt.subplots(1, 3)
+    with pytest.raises(ValueError, match=r"plot_ppc needs 4 axes \(for k, tn, tp, truth\)"):
+        check.plot(ax=three)
+    plt.close("all")

@@ -150,12 +150,13 @@ def _ppc_figure(check, ci_prob: float) -> bytes:
     groups = int(check.observed["k"].size)
     wide = groups > 8
     crowded = groups > FIGURE_ROWS_MAX
+    panels = 4 if "truth" in check.observed else 3  # the random design checks truth counts
     return _png(
         # Hundreds of tick labels overlap (and take minutes to lay out): the table names them.
         lambda ax: plot_ppc(check, ci_prob=ci_prob, ax=ax, tick_labels=not crowded),
-        3,
-        min(max(12, 0.35 * groups), 16) if wide else 12,
-        3 * 4.2 if wide else 3.8,
+        panels,
+        min(max(4 * panels, 0.35 * groups), 16) if wide else 4 * panels,
+        panels * 4.2 if wide else 3.8,
         stacked=wide,
     )
 
