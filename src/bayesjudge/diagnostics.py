@@ -43,7 +43,7 @@ from bayesjudge.core.paired import (
 )
 from bayesjudge.core.pooling import homogeneity_test, pooled_half_width, pooling_bias
 from bayesjudge.core.youden import simultaneous_differences, youden, youden_difference
-from bayesjudge.data import DIMS, JudgeCounts
+from bayesjudge.data import DIMS, FIELDS, JudgeCounts
 from bayesjudge.warnings import (
     BayesJudgeWarning,
     CalibrationDesignWarning,
@@ -1552,7 +1552,7 @@ def check_pooled_calibration(
     alpha = check_alpha(alpha)
     dims = _pooled_dims(dims)
     rest = tuple(d for d in DIMS if d not in dims)
-    ds = counts.dataset.transpose(*dims, *rest)
+    ds = counts.dataset[list(FIELDS)].transpose(*dims, *rest)  # not the joint table
     n_groups = int(np.prod([ds.sizes[d] for d in dims]))
     shape = (n_groups, -1)
     arr = {v: ds[v].values.astype(float).reshape(shape) for v in ("n", "k", *_CAL)}

@@ -248,3 +248,23 @@ def test_collapsed_intervals_and_their_message():
     assert collapsed_interval_message(ds.isel(system=[1, 3])) is None
     with pytest.raises(ValueError, match="'interval'"):
         collapsed_intervals(ds, var="interval")
+
+
+def test_counts_with_a_joint_verdict_table_are_checked_on_their_counts():
+    # Regression: the joint table's "pattern" dim broke the check (notebook 03, paired items).
+    test = bj.simulate.simulate_paired_items(
+        [0.6, 0.7, 0.8], 0.85, 0.9, n=300, correlation=0.5, system=["a", "b", "c"],
+        random_seed=1,
+    )  # fmt: skip
+    _, calibration = bj.simulate_items(
+        [0.6, 0.7, 0.8], 0.85, 0.9, n=1, m0=100, m1=100, system=["a", "b", "c"], random_seed=2
+    )
+    counts = bj.JudgeCounts.from_frames(
+        test.drop(columns="truth"), calibration, system="system", item="item"
+    )
+    assert counts.has_joint
+    result = check_pooled_calibration(counts)
+    assert set(result["q0_hat"].dims) == {"system", "stratum"}
+    np.testing.assert_allclose(
+        result["q0_hat"].values.ravel(), (counts.tn / counts.m0).values.ravel()
+    )
