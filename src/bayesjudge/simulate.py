@@ -51,7 +51,12 @@ import pandas as pd
 import xarray as xr
 from scipy import integrate, optimize, special
 
-from bayesjudge.core._validation import as_count, as_probability, is_seed
+from bayesjudge.core._validation import (
+    CALIBRATION_DESIGNS,
+    as_count,
+    as_probability,
+    is_seed,
+)
 from bayesjudge.core.exact import test_set_theta_draws
 from bayesjudge.data import JudgeCounts
 
@@ -69,16 +74,13 @@ __all__ = [
     "youden_pair",
 ]
 
-_DESIGNS = ("stratified", "random")
-_LABELLING = ("stratified", "random")  # the designs a JudgeCounts declares
-
 
 # --------------------------------------------------------------------------- helpers
 
 
 def _check_design(calibration, m0, m1, m, theta_calibration) -> None:
     """Check that the calibration arguments fit the chosen design; name what is wrong."""
-    if calibration not in _DESIGNS:
+    if calibration not in CALIBRATION_DESIGNS:
         raise ValueError(
             f"calibration must be 'stratified' (m0 truly incorrect + m1 truly correct items) "
             f"or 'random' (m items drawn from the calibration distribution); got {calibration!r}."
@@ -118,7 +120,7 @@ def _resolve_design(calibration, design, m0, m1, m, theta_calibration) -> tuple[
     declare the stratified design); ``design="random"`` draws the labelled items as a random
     subset of the judged ones (``calibration="random"`` without a shift).
     """
-    if design is not None and design not in _LABELLING:
+    if design is not None and design not in CALIBRATION_DESIGNS:
         raise ValueError(
             f"design must be None, 'stratified' or 'random' (the labelling design the counts "
             f"declare); got {design!r}."
