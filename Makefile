@@ -23,7 +23,7 @@ $(STAMP): pyproject.toml
 	if [ ! -x $(BIN)/python ] || ! $(BIN)/python -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then \
 		rm -rf $(VENV) && echo "creating $(VENV) with $$py" && "$$py" -m venv $(VENV); fi
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[test,bench,docs]"
+	$(BIN)/python -m pip install --quiet -e ".[test,bench,docs,inspect,lm-eval]"
 	@touch $(STAMP)
 
 install: $(STAMP)  ## Build .venv and install bayesjudge with its test extras
@@ -35,11 +35,11 @@ lint: $(STAMP)  ## ruff lint and format check
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-test: lint  ## ruff, then the whole (fast) test suite with doctests
-	$(BIN)/python -m pytest
+test: lint  ## ruff, then the whole (fast) test suite with doctests, on two workers
+	$(BIN)/python -m pytest -n 2
 
-test-slow: $(STAMP)  ## Long validation studies (marked slow); run by CI
-	$(BIN)/python -m pytest -m slow
+test-slow: $(STAMP)  ## Long validation studies (marked slow), on two workers; run by CI
+	$(BIN)/python -m pytest -n 2 -m slow
 
 test-browser: $(STAMP)  ## The HTML report in headless Chromium (needs Debian's chromium); run by CI
 	$(BIN)/python -m pytest -m browser

@@ -30,6 +30,7 @@ DOCS = Path(__file__).resolve().parent
 REPO = DOCS.parent
 GENERATED = DOCS / "_generated"
 sys.path.insert(0, str(REPO / "src"))
+sys.path.insert(0, str(DOCS / "_ext"))  # offline_math: the math renderer of this site
 
 import bayesjudge  # noqa: E402
 
@@ -46,9 +47,12 @@ extensions = [
     "numpydoc",
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
-    "sphinx.ext.mathjax",
+    "offline_math",  # docs/_ext: math pre-rendered to MathML, no MathJax CDN (reads offline)
     "sphinx.ext.viewcode",
 ]
+
+# Every formula is MathML in the page (docs/_ext/offline_math.py): no script, no network.
+html_math_renderer = "mathml"
 
 templates_path = ["_templates"]
 exclude_patterns = ["_build", "_templates", "**.ipynb_checkpoints", "Thumbs.db", ".DS_Store"]

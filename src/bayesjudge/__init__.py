@@ -1,10 +1,10 @@
 """bayesjudge: honest estimates of true quality from LLM-as-a-judge scores.
 
-The top level is a curated API of at most 40 names (``bayesjudge.__all__``): the container
-:class:`JudgeCounts`, the entry points (:func:`estimate`, :func:`compare`, :func:`fit`,
-:func:`load`, :func:`build_model`, :func:`build_report`), the priors, the diagnostics, the
-warning classes and the most used closed forms. Everything else stays importable from its
-submodule and is documented there.
+The top level is a curated API of at most 40 names (``bayesjudge.__all__``): the containers
+:class:`JudgeCounts` and :class:`CategoricalCounts`, the entry points (:func:`estimate`,
+:func:`compare`, :func:`fit`, :func:`load`, :func:`build_model`, :func:`build_report`), the
+priors, the diagnostics, the warning classes and the most used closed forms. Everything else
+stays importable from its submodule and is documented there.
 
 Layers, bottom up: :mod:`bayesjudge.core` (numpy/scipy closed forms; the paired-difference
 tools in :mod:`bayesjudge.core.paired`), :mod:`bayesjudge.data` (``JudgeCounts``),
@@ -36,14 +36,13 @@ from bayesjudge.compare import compare
 from bayesjudge.core import (
     allocate_calibration,
     bootstrap_rogan_gladen,
-    exact_posterior,
     lang_reiczigel_interval,
     naive,
     ppi_mean,
     rogan_gladen,
     youden,
 )
-from bayesjudge.data import JudgeCounts
+from bayesjudge.data import CategoricalCounts, JudgeCounts
 from bayesjudge.diagnostics import Diagnosis, check_comparison, judge_diagnostics
 from bayesjudge.estimate import estimate
 from bayesjudge.report import Report, build_report, write_report
@@ -65,6 +64,7 @@ __all__ = [
     "BayesJudgeWarning",
     "CalibrationDesignWarning",
     "CalibrationSizeWarning",
+    "CategoricalCounts",
     "ConvergenceWarning",
     "Diagnosis",
     "Fit",
@@ -87,7 +87,6 @@ __all__ = [
     "compare_designs",
     "datasets",
     "estimate",
-    "exact_posterior",
     "fit",
     "fit_pairwise",
     "judge_diagnostics",
@@ -112,6 +111,7 @@ _MOVED = {
     **dict.fromkeys(
         (
             "HUMAN_ONLY_Q_THRESHOLD",
+            "exact_posterior",
             "EstimateInterval",
             "ExactPosterior",
             "ExactSummary",

@@ -29,6 +29,12 @@ BAYESIAN_NAMES = {
     "build_model": "build",
     "MODELS": "build",
     "Priors": "priors",
+    "fit_categorical": "categorical",
+    "build_categorical_model": "categorical",
+    "prior_predictive_categorical": "categorical",
+    "load_categorical": "categorical",
+    "CategoricalFit": "categorical",
+    "CategoricalPriors": "categorical",
 }
 
 

@@ -16,6 +16,7 @@ import xarray as xr
 
 from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
+from bayesjudge.categorical_estimate import compare_categorical
 from bayesjudge.core._validation import (
     check_alpha,
     check_design,
@@ -25,7 +26,7 @@ from bayesjudge.core._validation import (
 )
 from bayesjudge.core.kernels import rg_difference_delta, youden_is_zero
 from bayesjudge.core.paired import pair_cells_many, paired_bootstrap, system_pairs
-from bayesjudge.data import JudgeCounts
+from bayesjudge.data import CategoricalCounts, JudgeCounts
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
 __all__ = ["COMPARE_METHODS", "compare"]
@@ -130,6 +131,7 @@ def compare(
     *,
     bootstrap_design: str | None = None,
     pairs=None,
+    scores=None,
 ) -> xr.Dataset:
     """Compare every pair of systems within every stratum: Δθ = θ_a − θ_b with an interval.
 
@@ -227,7 +229,19 @@ def compare(
     >>> print(out.pair.values.tolist(), f"{out.estimate.item():.4f}", f"{out.se.item():.4f}")
     ['a - b'] 0.0833 0.0216
     """
+    if isinstance(counts, CategoricalCounts):
+        return _compare_categorical(
+            counts, method, calibration, alpha, n_resamples, random_seed, pairs, scores
+        )
     counts = JudgeCounts(counts)
+    if counts.has_clusters:
+        raise ValueError(
+            "These counts hold repeated verdicts of an item (counts.clusters), whose verdicts "
+            "are correlated; compare() resamples verdicts as independent items and would "
+            "understate the uncertainty of a difference. Compare the systems' "
+            "bj.estimate(counts) intervals (cluster-aware), or pass counts.without_clusters() "
+            "if the verdicts are truly independent."
+        )
     method = "bootstrap" if method is None else method
     if method == "likelihood":
         raise ValueError(
@@ -396,4 +410,25 @@ def _dataset(counts, first, second, estimate, lower, upper, se) -> xr.Dataset:
             "stratum": counts.strata,
             "ci_bound": ["lower", "upper"],
         },
+    )
+
+
+def _compare_categorical(
+    counts, method, calibration, alpha, n_resamples, random_seed, pairs, scores
+):
+    """``compare`` of K-category counts on a score: :func:`compare_categorical`."""
+    if scores is None:
+        raise ValueError(
+            "comparing K-category counts needs scores={category: value} (e.g. a rubric's "
+            "grades, or {'A': 1, 'tie': 0.5, 'B': 0} for a win rate with ties counted half)."
+        )
+    return compare_categorical(
+        counts,
+        scores=scores,
+        method="delta" if method is None else method,
+        alpha=alpha,
+        calibration=calibration,
+        n_resamples=n_resamples,
+        random_seed=random_seed,
+        pairs=pairs,
     )

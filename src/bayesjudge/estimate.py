@@ -16,6 +16,7 @@ import xarray as xr
 
 from bayesjudge._text import terminal_safe
 from bayesjudge._version import __version__
+from bayesjudge.categorical_estimate import estimate_categorical
 from bayesjudge.core._validation import (
     check_alpha,
     check_design,
@@ -24,16 +25,25 @@ from bayesjudge.core._validation import (
     check_seed,
 )
 from bayesjudge.core.bootstrap import bootstrap_rogan_gladen
+from bayesjudge.core.cluster import cluster_bootstrap, cluster_delta
 from bayesjudge.core.correction import lang_reiczigel_interval
 from bayesjudge.core.kernels import LOW_J_THRESHOLD, low_j, rogan_gladen_counts
 from bayesjudge.core.likelihood import human_only, likelihood_interval, test_set_interval
 from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
-from bayesjudge.data import JudgeCounts
+from bayesjudge.data import CategoricalCounts, JudgeCounts
 from bayesjudge.diagnostics import check_pooled_calibration
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
-__all__ = ["DEFAULT_METHODS", "ESTIMANDS", "LOW_J_THRESHOLD", "METHODS", "estimate"]
+__all__ = [
+    "CLUSTER_METHODS",
+    "DEFAULT_CLUSTER_METHOD",
+    "DEFAULT_METHODS",
+    "ESTIMANDS",
+    "LOW_J_THRESHOLD",
+    "METHODS",
+    "estimate",
+]
 
 #: Methods understood by :func:`estimate`, with the ``ci_kind`` each one reports.
 METHODS = {
@@ -42,7 +52,16 @@ METHODS = {
     "bootstrap": "percentile bootstrap",
     "ppi++": "Wald (PPI++)",
     "likelihood": "profile likelihood",
+    "cluster-delta": "Wald, cluster-robust delta method (items as units)",
+    "cluster-bootstrap": "percentile cluster bootstrap (items resampled with their verdicts)",
 }
+
+#: The methods that treat the items, not the verdicts, as the independent units: the only ones
+#: for counts with repeated verdicts of an item (``counts.has_clusters``).
+CLUSTER_METHODS = ("cluster-delta", "cluster-bootstrap")
+#: The method ``estimate(method=None)`` uses for counts with repeated verdicts of an item.
+DEFAULT_CLUSTER_METHOD = "cluster-delta"
+_RESAMPLING = ("bootstrap", "cluster-bootstrap")
 
 #: The method ``estimate(method=None)`` uses for each labelling design (``counts.design``).
 DEFAULT_METHODS = {"stratified": "lang-reiczigel", "random": "likelihood"}
@@ -72,6 +91,7 @@ def estimate(
     n_resamples: int = 10_000,
     bootstrap_design: str | None = None,
     estimand: str = "population",
+    scores=None,
 ) -> xr.Dataset:
     """Estimate the true accuracy of every (system, stratum) group with a closed-form method.
 
@@ -80,8 +100,10 @@ def estimate(
     counts : JudgeCounts
         Sufficient statistics per group (``n, k, m0, tn, m1, tp``) and the labelling design
         (``counts.design``).
-    method : {None, "likelihood", "lang-reiczigel", "naive", "bootstrap", "ppi++"}
-        ``None`` (default): the design's default (:data:`DEFAULT_METHODS`),
+    method : {None, "likelihood", "lang-reiczigel", "naive", "bootstrap", "ppi++", \
+"cluster-delta", "cluster-bootstrap"}
+        ``None`` (default): ``"cluster-delta"`` for counts with repeated verdicts of an item
+        (``counts.has_clusters``), else the design's default (:data:`DEFAULT_METHODS`),
         ``"lang-reiczigel"`` for the stratified design and ``"likelihood"`` for the random
         one (``"lang-reiczigel"`` there too where the calibration is pooled or shared, which
         ``"likelihood"`` refuses); ``attrs["method"]`` says which was used.
@@ -95,14 +117,20 @@ def estimate(
         perfect. ``"bootstrap"``: Rogan-Gladen with a percentile bootstrap that resamples the
         test and calibration sets separately. ``"ppi++"``: prediction-powered inference with
         power-tuned lambda; needs labelled items drawn at random from the test distribution
-        (the random design).
+        (the random design). ``"cluster-delta"`` and ``"cluster-bootstrap"``: Rogan-Gladen on
+        ``p̂ = Σk/Σr`` with the items, each with all its verdicts, as the independent units
+        (:func:`~bayesjudge.core.cluster.cluster_delta`,
+        :func:`~bayesjudge.core.cluster.cluster_bootstrap`); the only methods accepted for
+        counts with repeated verdicts of an item, whose verdicts are correlated (the others
+        would understate the uncertainty; ``counts.without_clusters()`` opts out
+        explicitly). See ``docs/repeated-verdicts.md``.
     alpha : float, default 0.05
         One minus the interval's coverage probability (``ci_prob = 1 - alpha``); at least
         1e-300, and at least 1e-6 for ``"lang-reiczigel"`` (see
         :func:`~bayesjudge.core.correction.lang_reiczigel_interval`).
     random_seed : int, numpy.random.Generator or None
-        Seed for ``method="bootstrap"`` (any non-negative integer, 2**70 too); checked, but
-        not used, by the other methods.
+        Seed for ``method="bootstrap"`` and ``"cluster-bootstrap"`` (any non-negative
+        integer, 2**70 too); checked, but not used, by the other methods.
     calibration : {"own", "shared"}, default "own"
         ``"own"`` corrects each group with its own calibration counts. ``"shared"`` pools the
         calibration counts over all systems within each stratum (Fiedler's shared calibration):
@@ -224,6 +252,15 @@ def estimate(
     >>> result["human_ci"].squeeze().round(4).values.tolist()  # the labelled items alone
     [0.2407, 0.3668]
     """
+    if isinstance(counts, CategoricalCounts):
+        return _estimate_categorical(
+            counts, method, alpha, random_seed, calibration, n_resamples, estimand, scores
+        )
+    if scores is not None:
+        raise ValueError(
+            "scores= is for K-category counts (CategoricalCounts); binary counts estimate "
+            "the share truly correct. Drop scores=, or build a CategoricalCounts."
+        )
     if not isinstance(counts, JudgeCounts):
         raise TypeError(
             f"counts must be a bayesjudge.JudgeCounts; got {type(counts).__name__}. "
@@ -237,11 +274,11 @@ def estimate(
     method = _resolve_method(counts, method, calibration, estimand)
     alpha = check_lr_alpha(alpha) if method == "lang-reiczigel" else check_alpha(alpha)
     random_seed = check_seed(random_seed)
-    if method == "bootstrap":
+    if method in _RESAMPLING:
         bootstrap_design = check_design(
             counts.design if bootstrap_design is None else bootstrap_design, "bootstrap_design"
         )
-        n_resamples = check_resamples(n_resamples, "estimate(method='bootstrap')", alpha)
+        n_resamples = check_resamples(n_resamples, f"estimate(method={method!r})", alpha)
     human_point, human_lower, human_upper = _human_baseline(counts, alpha)
     if calibration == "shared":
         # Before any number: does one pooled set fit every system? (Fiedler; warns if not)
@@ -272,6 +309,8 @@ def estimate(
             name: arr[idx]
             for name, arr in zip("n k m0 tn m1 tp".split(), (n, k, m0, tn, m1, tp), strict=True)
         }
+        if method in CLUSTER_METHODS:
+            sub.update(_cluster_inputs(counts, idx))
         point[idx], lower[idx], upper[idx] = _compute(
             method,
             sub,
@@ -315,8 +354,9 @@ def estimate(
             "alpha": alpha,
             "calibration": calibration,
             "random_seed": "None" if random_seed is None else str(random_seed),
-            "n_resamples": n_resamples if method == "bootstrap" else 0,
-            "bootstrap_design": bootstrap_design if method == "bootstrap" else "",
+            "n_resamples": n_resamples if method in _RESAMPLING else 0,
+            "bootstrap_design": bootstrap_design if method in _RESAMPLING else "",
+            "clusters": int(counts.has_clusters),
             "bayesjudge_version": __version__,
         },
     )
@@ -340,6 +380,8 @@ def _resolve_method(counts: JudgeCounts, method, calibration: str, estimand: str
     if estimand not in ESTIMANDS:
         raise ValueError(f"estimand must be one of {list(ESTIMANDS)}; got {estimand!r}.")
     shared = calibration == "shared" or bool(counts.calibration_shared_over)
+    if method is None and counts.has_clusters:
+        method = DEFAULT_CLUSTER_METHOD
     if method is None:
         method = DEFAULT_METHODS[counts.design]
         if method == "likelihood" and shared:
@@ -348,6 +390,23 @@ def _resolve_method(counts: JudgeCounts, method, calibration: str, estimand: str
         raise ValueError(
             f"method must be one of {sorted(METHODS)}, or None for the labelling design's "
             f"default; got {method!r}."
+        )
+    if counts.has_clusters and method not in CLUSTER_METHODS:
+        raise ValueError(
+            f"These counts hold repeated verdicts of an item (counts.clusters: some items were "
+            f"judged several times), whose verdicts are correlated; method={method!r} would "
+            f"count every verdict as an independent item and understate the uncertainty. Use "
+            f"method='cluster-delta' (the default here) or 'cluster-bootstrap', which resample "
+            f"items with all their verdicts; to treat the verdicts as independent items on "
+            f"purpose, pass counts.without_clusters()."
+            + (
+                " Labelled items are judged several times too (counts.calibration_clusters): "
+                "m0, tn, m1, tp count verdicts, so a method that reads m1 as the number of "
+                "labelled items truly correct (the random design's truth term) would count "
+                "verdicts as items."
+                if counts.calibration_clusters is not None
+                else ""
+            )
         )
     if method == "likelihood" and counts.design != "random":
         raise ValueError(
@@ -388,6 +447,11 @@ def _human_baseline(counts: JudgeCounts, alpha: float):
     if counts.design != "random" or counts.calibration_shared_over:
         return nan, nan.copy(), nan.copy()
     tn, m0, tp, m1 = (ds[v].values.astype(float) for v in ("tn", "m0", "tp", "m1"))
+    if counts.calibration_clusters is not None:
+        # θ from the labels alone counts labelled *items*, not their verdicts.
+        items = _calibration_tables(counts).sum(axis=(-2, -1)).astype(float)
+        m0, m1 = items[..., 0], items[..., 1]
+        tn, tp = m0, m1  # not used by the estimate; any value <= m0, m1
     res = human_only(tn, m0, tp, m1, alpha=alpha)
     return (np.broadcast_to(np.asarray(v, dtype=float), shape).copy() for v in res)
 
@@ -416,6 +480,11 @@ def _compute(
     lower, upper = np.zeros(p_hat.shape), np.ones(p_hat.shape)
     if not ok.any():
         return point, lower, upper
+    if method in CLUSTER_METHODS:
+        point[ok], lower[ok], upper[ok] = _cluster_interval(
+            method, c, ok, alpha, random_seed, n_resamples, bootstrap_design
+        )
+        return point, lower, upper
     if method == "bootstrap":
         with warnings.catch_warnings():
             # n_resamples was checked (and warned about) by estimate itself.
@@ -434,6 +503,48 @@ def _compute(
         p_hat[ok], q0_hat[ok], q1_hat[ok], c["n"][ok], c["m0"][ok], c["m1"][ok], alpha=alpha
     )
     return point, lower, upper
+
+
+def _cluster_tables(counts: JudgeCounts) -> np.ndarray:
+    """Return each group's cluster table (system, stratum, R, R + 1); r = 1 if none is stored."""
+    if counts.clusters is not None:
+        return counts.clusters.transpose("system", "stratum", "repeats", "positives").values
+    n, k = (counts.dataset[v].values for v in ("n", "k"))
+    return np.stack([n - k, k], axis=-1)[..., None, :]
+
+
+def _cluster_inputs(counts: JudgeCounts, idx) -> dict:
+    """Return the cluster tables of groups ``idx``: test items, labelled items if repeated."""
+    out = {"table": _cluster_tables(counts)[idx]}
+    if counts.calibration_clusters is not None:
+        out["calibration_tables"] = _calibration_tables(counts)[idx]
+    return out
+
+
+def _calibration_tables(counts: JudgeCounts) -> np.ndarray:
+    """Return the labelled items' cluster tables (system, stratum, truth, R, R + 1)."""
+    dims = ("system", "stratum", "truth", "repeats", "positives")
+    return counts.calibration_clusters.transpose(*dims).values
+
+
+def _cluster_interval(method, c, ok, alpha, random_seed, n_resamples, bootstrap_design):
+    """Return (estimate, lower, upper) of the cluster methods for the identified groups."""
+    args = (c["table"][ok], *(c[v][ok] for v in ("tn", "m0", "tp", "m1")))
+    cal = c.get("calibration_tables")
+    tables = {} if cal is None else {"calibration_tables": cal[ok]}
+    if method == "cluster-delta":
+        return cluster_delta(*args, alpha=alpha, **tables)
+    with warnings.catch_warnings():
+        # n_resamples was checked (and warned about) by estimate itself.
+        warnings.filterwarnings("ignore", r"cluster_bootstrap: n_resamples=", SmallSampleWarning)
+        return cluster_bootstrap(
+            *args,
+            alpha=alpha,
+            n_resamples=n_resamples,
+            calibration_design=bootstrap_design,
+            random_seed=random_seed,
+            **tables,
+        )
 
 
 def _shown(labels) -> list[str]:
@@ -606,7 +717,9 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
                 stacklevel=3,
             )
         return
-    name = "Lang-Reiczigel" if method == "lang-reiczigel" else "bootstrap"
+    name = {"lang-reiczigel": "Lang-Reiczigel", "cluster-delta": "cluster-robust Wald"}.get(
+        method, "bootstrap"
+    )
     if undefined:
         warnings.warn(
             f"The judge is exactly at chance on the calibration set (J = q0 + q1 - 1 = 0, "
@@ -646,3 +759,25 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
             LowJudgeQualityWarning,
             stacklevel=3,
         )
+
+
+def _estimate_categorical(
+    counts, method, alpha, random_seed, calibration, n_resamples, estimand, scores
+):
+    """``estimate`` of K-category counts: :func:`estimate_categorical` in estimate's vocabulary."""
+    if estimand != "population":
+        raise ValueError(
+            f"estimand={estimand!r} is not available for K-category counts; only the "
+            "population shares are. Drop estimand=."
+        )
+    if calibration not in ("own", "shared"):
+        raise ValueError(f"calibration must be 'own' or 'shared'; got {calibration!r}.")
+    return estimate_categorical(
+        counts,
+        method="delta" if method is None else method,
+        alpha=alpha,
+        scores=scores,
+        calibration="separate" if calibration == "own" else "shared",
+        n_resamples=n_resamples,
+        random_seed=random_seed,
+    )

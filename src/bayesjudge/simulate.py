@@ -42,6 +42,13 @@ cross-system calibration instability of Fiedler Sec. 5 is parameterised by
 :func:`judge_quality` and :func:`youden_pair` and simulated by :func:`simulate_instability`;
 systems that answer the same items with correlated correctness are simulated item by item by
 :func:`simulate_paired_items`.
+
+K-category verdicts (preferences with ties, graded scores) follow the same process with a
+confusion matrix ``C[truth, verdict]`` in place of (q0, q1): :func:`simulate_categorical_counts`
+(a :class:`~bayesjudge.data.CategoricalCounts`), :func:`simulate_categorical_count_arrays`
+(plain arrays) and :func:`simulate_categorical_items` (item tables); :func:`preference_confusion`
+and :func:`rubric_confusion` build the confusion of a preference judge with ties and of a
+graded (cumulative-logit) judge.
 """
 
 from __future__ import annotations
@@ -55,21 +62,33 @@ from bayesjudge.core._validation import (
     CALIBRATION_DESIGNS,
     as_count,
     as_probability,
+    check_design,
+    format_values,
     is_seed,
 )
 from bayesjudge.core.exact import test_set_theta_draws
 from bayesjudge.data import JudgeCounts
+from bayesjudge.data.categorical import CategoricalCounts, category_array
 
 __all__ = [
     "demo_design",
     "judge_quality",
     "latent_correlation",
+    "preference_confusion",
+    "rubric_confusion",
+    "simulate_categorical_count_arrays",
+    "simulate_categorical_counts",
+    "simulate_categorical_items",
+    "simulate_cluster_tables",
     "simulate_count_arrays",
     "simulate_counts",
     "simulate_instability",
     "simulate_items",
+    "simulate_labelled_cluster_tables",
     "simulate_labelled_table",
     "simulate_paired_items",
+    "simulate_repeated_items",
+    "simulate_repeated_labelled_items",
     "simulate_shift",
     "youden_pair",
 ]
@@ -1120,3 +1139,795 @@ def demo_design() -> xr.Dataset:
         coords={"system": ["model-a", "model-b", "model-c"], "stratum": ["reasoning", "knowledge"]},
         attrs={"description": "bayesjudge demo: 3 systems x 2 strata, judge q0=0.7, q1=0.9"},
     )
+
+
+# ---------------------------------------------------------- repeated verdicts of an item
+
+
+def _item_propensity(rng: np.random.Generator, mean: np.ndarray, icc: float) -> np.ndarray:
+    """Per-item probability that a verdict says correct: Beta with ``mean`` and ``icc``.
+
+    ``Beta(mean·κ, (1 − mean)·κ)`` with ``κ = (1 − icc) / icc``: two verdicts of one item are
+    correlated by ``icc`` (the intra-item correlation of the beta-binomial); ``icc = 0`` is
+    the item-free judge (every item's propensity is ``mean``).
+    """
+    if icc == 0:
+        return np.asarray(mean, dtype=float).copy()
+    kappa = (1.0 - icc) / icc
+    # A mean of exactly 0 or 1 is a degenerate beta: the propensity is that mean.
+    inner = (mean > 0) & (mean < 1)
+    safe = np.where(inner, mean, 0.5)
+    return np.where(inner, rng.beta(safe * kappa, (1.0 - safe) * kappa), mean)
+
+
+def _check_repeats(epochs, icc, n) -> tuple[np.ndarray, float]:
+    epochs = as_count("epochs", epochs).astype(np.int64)
+    if (epochs < 1).any():
+        raise ValueError(
+            f"epochs (verdicts per item) must be at least 1; got {epochs[epochs < 1][:5].tolist()}."
+        )
+    if epochs.ndim > 1 or (epochs.ndim == 1 and epochs.size != n):
+        raise ValueError(
+            f"epochs is one number or one per test item (length n = {n}); got shape {epochs.shape}."
+        )
+    icc = float(icc)
+    if not 0.0 <= icc < 1.0:
+        raise ValueError(
+            f"icc (the correlation of two verdicts of one item) must be in [0, 1); got {icc!r}."
+        )
+    return np.broadcast_to(epochs, (n,)), icc
+
+
+def simulate_repeated_items(
+    theta,
+    q0,
+    q1,
+    n,
+    m0,
+    m1,
+    *,
+    epochs,
+    icc=0.0,
+    random_seed=None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Draw an item table whose test items are each judged several times (epochs).
+
+    Each test item is truly correct with probability ``theta`` and has its own propensity
+    ``π_i`` to be called correct: ``π_i ~ Beta(μκ, (1−μ)κ)`` with ``μ = q1`` for a truly
+    correct item, ``μ = 1 − q0`` otherwise, and ``κ = (1 − icc)/icc``; its ``epochs``
+    verdicts are independent Bernoulli(``π_i``) draws given ``π_i``. So the verdicts of one
+    item are correlated (by ``icc``), each verdict on its own is right with probability
+    ``q0``/``q1``, and the number of 'correct' verdicts of an item is beta-binomial given its
+    truth. The ``m0 + m1`` calibration items (stratified design) get one verdict each, by
+    the same law.
+
+    Parameters
+    ----------
+    theta, q0, q1 : float
+        True accuracy and the judge's per-verdict specificity and sensitivity.
+    n, m0, m1 : int
+        Test items, truly incorrect and truly correct calibration items.
+    epochs : int or array_like of int
+        Verdicts per test item: one number, or one per item (length ``n``), each ≥ 1.
+    icc : float, default 0.0
+        Correlation of two verdicts of one item, in [0, 1): 0 gives independent verdicts.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    test : pandas.DataFrame
+        One row per verdict: ``item`` (0 … n − 1), ``epoch`` (1-based), ``truth`` (hidden, for
+        studies) and ``judge`` (1 = said correct).
+    calibration : pandas.DataFrame
+        One row per labelled item: ``item`` (``"cal-0"``, …), ``judge`` and ``human``.
+
+    Examples
+    --------
+    >>> from bayesjudge.data import JudgeCounts
+    >>> from bayesjudge.simulate import simulate_repeated_items
+    >>> test, calib = simulate_repeated_items(0.6, 0.8, 0.9, n=40, m0=20, m1=20, epochs=3,
+    ...                                       icc=0.5, random_seed=1)
+    >>> list(test.columns), len(test)
+    (['item', 'epoch', 'truth', 'judge'], 120)
+    >>> counts = JudgeCounts.from_frames(test, calib, item="item", repeats="epoch")
+    >>> counts.n.item(), int(counts.clusters.sum())
+    (120, 40)
+    """
+    par = _parameters(theta, q0, q1, n, m0, m1, None, None, "stratified")
+    if any(a.ndim for a in par.values()):
+        raise ValueError("simulate_repeated_items draws one group: pass scalar parameters.")
+    theta, q0, q1 = (float(par[v]) for v in ("theta", "q0", "q1"))
+    n, m0, m1 = (int(par[v]) for v in ("n", "m0", "m1"))
+    epochs, icc = _check_repeats(epochs, icc, n)
+    rng = _rng(random_seed)
+    truth = (rng.random(n) < theta).astype(np.int64)
+    propensity = _item_propensity(rng, np.where(truth == 1, q1, 1 - q0), icc)
+    item = np.repeat(np.arange(n), epochs)
+    epoch = np.arange(item.size) - np.repeat(np.cumsum(epochs) - epochs, epochs) + 1
+    verdict = (rng.random(item.size) < propensity[item]).astype(np.int64)
+    test = pd.DataFrame({"item": item, "epoch": epoch, "truth": truth[item], "judge": verdict})
+    human = np.repeat([0, 1], [m0, m1])
+    cal_verdict = _judge(rng, human, q0, q1)
+    calib = pd.DataFrame(
+        {
+            "item": np.char.add("cal-", np.arange(m0 + m1).astype(str)).astype(object),
+            "judge": cal_verdict,
+            "human": human,
+        }
+    )
+    return test, calib
+
+
+def simulate_cluster_tables(
+    theta, q0, q1, n, m0, m1, *, epochs, icc=0.0, size=1, random_seed=None
+) -> dict[str, np.ndarray]:
+    """Draw ``size`` replications of one group's cluster table and calibration counts.
+
+    The law of :func:`simulate_repeated_items` (every test item judged ``epochs`` times,
+    intra-item correlation ``icc``), drawn on counts for Monte Carlo studies: the number of
+    'correct' verdicts of an item is ``BetaBinomial(epochs, μκ, (1−μ)κ)`` given its truth.
+
+    Returns
+    -------
+    dict
+        ``table`` (size, R, R + 1) with ``R = epochs``: items with ``r`` verdicts of which
+        ``k`` said correct at ``[r-1, k]`` (only row ``R − 1`` is filled); ``tn``, ``tp``
+        (size,) and the fixed ``m0``, ``m1``; ``truth`` (size,): truly correct test items.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_cluster_tables
+    >>> draws = simulate_cluster_tables(0.6, 0.8, 0.9, 100, 50, 50, epochs=2, icc=0.3,
+    ...                                 size=4, random_seed=0)
+    >>> draws["table"].shape, draws["table"].sum(axis=(1, 2)).tolist()
+    ((4, 2, 3), [100, 100, 100, 100])
+    """
+    par = _parameters(theta, q0, q1, n, m0, m1, None, None, "stratified")
+    if any(a.ndim for a in par.values()):
+        raise ValueError("simulate_cluster_tables draws one group: pass scalar parameters.")
+    theta, q0, q1 = (float(par[v]) for v in ("theta", "q0", "q1"))
+    n, m0, m1 = (int(par[v]) for v in ("n", "m0", "m1"))
+    epochs = int(as_count("epochs", epochs))
+    _, icc = _check_repeats(epochs, icc, n)
+    size = int(as_count("size", size))
+    rng = _rng(random_seed)
+    truth = rng.binomial(n, theta, size=size)
+    table = np.zeros((size, epochs, epochs + 1), dtype=np.int64)
+    for count, mean in ((truth, q1), (n - truth, 1 - q0)):
+        # Draw n items of this truth per replication and keep the first ``count``: fixed
+        # shapes, all replications in one call.
+        propensity = _item_propensity(rng, np.full((size, n), mean), icc)
+        k = rng.binomial(epochs, propensity)
+        used = np.arange(n)[None, :] < count[:, None]
+        for j in range(epochs + 1):
+            table[:, epochs - 1, j] += ((k == j) & used).sum(axis=1)
+    return {
+        "table": table,
+        "tn": rng.binomial(m0, q0, size=size),
+        "tp": rng.binomial(m1, q1, size=size),
+        "m0": np.full(size, m0),
+        "m1": np.full(size, m1),
+        "truth": truth,
+    }
+
+
+# ------------------------------------------------------------------ K-category verdicts
+
+
+def _simplex(name: str, value, axes: int) -> np.ndarray:
+    """Check that ``value`` holds probabilities summing to 1 over its last axis."""
+    arr = np.asarray(value, dtype=float)
+    what = "(..., K)" if axes == 1 else "(..., K, K), rows = truth, columns = verdict"
+    if arr.ndim < axes or arr.shape[-1] < 2 or (axes == 2 and arr.shape[-2] != arr.shape[-1]):
+        raise ValueError(f"{name} must have shape {what} with K >= 2; got shape {arr.shape}.")
+    bad = ~((arr >= 0) & (arr <= 1))
+    if bad.any():
+        raise ValueError(
+            f"{name} must hold probabilities in [0, 1]; got {format_values(arr[bad])}."
+        )
+    sums = arr.sum(axis=-1)
+    off = np.abs(sums - 1) > 1e-9
+    if off.any():
+        raise ValueError(
+            f"{name} must sum to 1 over its last axis (the categories"
+            f"{', per truth row' if axes == 2 else ''}); got sums {format_values(sums[off])}."
+        )
+    return arr / sums[..., None]
+
+
+def _categorical_parameters(theta, confusion, n, m, design, labels_shape):
+    """Validate and broadcast the K-category generator's parameters to one group shape."""
+    design = check_design(design, "design")
+    theta = _simplex("theta", theta, 1)
+    confusion = _simplex("confusion", confusion, 2)
+    k = theta.shape[-1]
+    if confusion.shape[-1] != k:
+        raise ValueError(
+            f"theta has K = {k} categories (shape {theta.shape}) but confusion is "
+            f"{confusion.shape[-2]} × {confusion.shape[-1]} (shape {confusion.shape})."
+        )
+    n = as_count("n", n).astype(np.int64)
+    m = as_count("m", m).astype(np.int64)
+    if design == "stratified" and (m.ndim == 0 or m.shape[-1] != k):
+        raise ValueError(
+            f"Under design='stratified' m gives the labelled items per truth category, shape "
+            f"(..., K) with K = {k}; got shape {m.shape}. For m labelled items drawn at random "
+            f"pass design='random'."
+        )
+    m_groups = m.shape[:-1] if design == "stratified" else m.shape
+    shape = _broadcast_shape(
+        {
+            "theta": np.empty(theta.shape[:-1]),
+            "confusion": np.empty(confusion.shape[:-2]),
+            "n": n,
+            "m": np.empty(m_groups),
+        },
+        labels_shape,
+        "labels",
+    )
+    m_shape = (*shape, k) if design == "stratified" else shape
+    return {
+        "theta": np.broadcast_to(theta, (*shape, k)),
+        "confusion": np.broadcast_to(confusion, (*shape, k, k)),
+        "n": np.broadcast_to(n, shape),
+        "m": np.broadcast_to(m, m_shape),
+        "design": design,
+        "shape": shape,
+        "K": k,
+    }
+
+
+def _draw_categorical(par: dict, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Draw the test (..., K) and calibration (..., K, K) counts (one draw order for both APIs)."""
+    p = np.einsum("...i,...ij->...j", par["theta"], par["confusion"])
+    p = np.clip(p, 0, None)
+    p /= p.sum(axis=-1, keepdims=True)
+    test = rng.multinomial(par["n"], p)
+    m_rows = par["m"] if par["design"] == "stratified" else rng.multinomial(par["m"], par["theta"])
+    return test, rng.multinomial(m_rows, par["confusion"])
+
+
+def _category_labels(categories, k: int):
+    if categories is None:
+        return list(range(k))
+    labels = category_array(categories).tolist()
+    if len(labels) != k:
+        raise ValueError(f"categories has {len(labels)} labels but theta has K = {k}.")
+    return labels
+
+
+def simulate_categorical_counts(
+    theta,
+    confusion,
+    n,
+    m,
+    *,
+    design: str = "stratified",
+    system=None,
+    stratum=None,
+    categories=None,
+    ordered: bool = False,
+    random_seed=None,
+) -> CategoricalCounts:
+    """Draw K-category verdict counts for groups with known category shares and confusion.
+
+    The generating process per (system, stratum) group, with ``C[i, j] = P(verdict j |
+    truth i)``::
+
+        p = theta @ C                          # verdict shares of the test items
+        test ~ Multinomial(n, p)
+        calibration[i, :] ~ Multinomial(m_i, C[i, :])
+
+    with ``m_i`` fixed by design (``design="stratified"``) or ``(m_1, …, m_K) ~
+    Multinomial(m, theta)`` (``design="random"``: humans label a random subset of ``m`` of
+    the ``n + m`` judged items; ``test`` counts the ``n`` unlabelled ones).
+
+    Parameters
+    ----------
+    theta : array_like, shape (..., K)
+        True category shares per group (rows on the simplex).
+    confusion : array_like, shape (..., K, K)
+        The judge's confusion matrix per group, rows = truth, columns = verdict, each row on
+        the simplex (see :func:`preference_confusion` and :func:`rubric_confusion`).
+    n : array_like of int
+        Test (unlabelled) items per group.
+    m : array_like of int
+        ``design="stratified"``: labelled items per truth category, shape ``(..., K)``;
+        ``design="random"``: labelled items per group, shape ``(...)``.
+    design : {"stratified", "random"}, default "stratified"
+        The labelling design, recorded on the counts.
+    system, stratum : sequence of labels, optional
+        Group labels, as in :func:`simulate_counts`: the group axes (the leading axes of
+        ``theta``, ``confusion``, ``n``, ``m`` after broadcasting) must be ``(system,)``,
+        ``(stratum,)`` or ``(system, stratum)``.
+    categories : sequence of labels, optional
+        The K category labels (default ``0, …, K-1``).
+    ordered : bool, default False
+        Whether the categories are ordinal (recorded on the counts).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    CategoricalCounts
+        The simulated counts; ``ds.attrs["simulation"]`` records the call's settings.
+
+    Raises
+    ------
+    ValueError
+        If a probability is outside [0, 1], a row does not sum to 1, the shapes do not fit K
+        or the labels, or ``m`` does not fit the design.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import preference_confusion, simulate_categorical_counts
+    >>> C = preference_confusion(0.8, tie_rate=0.1)
+    >>> counts = simulate_categorical_counts([0.45, 0.1, 0.45], C, n=1000, m=[40, 20, 40],
+    ...                                      categories=["A", "tie", "B"], random_seed=1)
+    >>> counts.categories, int(counts.test.sum()), counts.m().values.ravel().tolist()
+    (['A', 'tie', 'B'], 1000, [40, 20, 40])
+    >>> many = simulate_categorical_counts([0.45, 0.1, 0.45], C, n=500, m=100,
+    ...                                    design="random", system=["a", "b"], random_seed=2)
+    >>> many.design, many.calibration.sum(["truth", "verdict"]).values.ravel().tolist()
+    ('random', [100, 100])
+    """
+    system, stratum = _as_labels(system), _as_labels(stratum)
+    labels_shape = _label_shape(system, stratum)
+    par = _categorical_parameters(theta, confusion, n, m, design, labels_shape)
+    if par["shape"] != labels_shape:
+        raise ValueError(
+            f"The parameters have group shape {par['shape']} but the labels give "
+            f"{labels_shape}: pass system= (and stratum= for two group axes) with one label "
+            f"per group."
+        )
+    labels = _category_labels(categories, par["K"])
+    test, calibration = _draw_categorical(par, _rng(random_seed))
+    counts = CategoricalCounts.from_counts(
+        test, calibration, categories=labels, ordered=ordered, system=system, stratum=stratum,
+        design=par["design"],
+    )  # fmt: skip
+    ds = counts.ds.copy()
+    ds.attrs["simulation"] = (
+        f"simulate_categorical_counts(design={par['design']!r}, random_seed="
+        f"{random_seed if is_seed(random_seed) else type(random_seed).__name__})"
+    )
+    return CategoricalCounts(ds)
+
+
+def preference_confusion(accuracy, tie_rate=0.0, *, tie_accuracy=None, bias=0.0) -> np.ndarray:
+    """Confusion matrix of a pairwise-preference judge, categories ``[A, tie, B]``.
+
+    Rows are the truth, columns the verdict (``[A better, tie, B better]``)::
+
+        truth A:   [accuracy + bias,            tie_rate,        1 - accuracy - tie_rate - bias]
+        truth tie: [(1 - tie_accuracy)/2 + bias, tie_accuracy,   (1 - tie_accuracy)/2 - bias]
+        truth B:   [1 - accuracy - tie_rate + bias, tie_rate,    accuracy - bias]
+
+    With ``bias = 0`` the judge is *symmetric*: it mistakes "A better" for "B better" as
+    often as the reverse (the structure of the symmetric preference model). ``bias > 0``
+    favours A (a position bias), moving that much probability from verdict B to verdict A in
+    every row.
+
+    Parameters
+    ----------
+    accuracy : array_like
+        P(verdict = truth) for a true preference (before the bias).
+    tie_rate : array_like, default 0.0
+        P(verdict = tie) when one answer is truly better.
+    tie_accuracy : array_like, optional
+        P(verdict = tie) for a true tie; default ``accuracy``.
+    bias : array_like, default 0.0
+        Position bias toward A.
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(..., 3, 3)``, the parameters' broadcast shape then truth × verdict.
+
+    Raises
+    ------
+    ValueError
+        If an entry leaves [0, 1] (the message names the parameters).
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import preference_confusion
+    >>> preference_confusion(0.8, tie_rate=0.1).round(2).tolist()
+    [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]
+    >>> preference_confusion([0.7, 0.8], 0.1, bias=0.05).shape
+    (2, 3, 3)
+    """
+    accuracy, tie_rate, bias = (np.asarray(v, dtype=float) for v in (accuracy, tie_rate, bias))
+    tie_accuracy = accuracy if tie_accuracy is None else np.asarray(tie_accuracy, dtype=float)
+    accuracy, tie_rate, tie_accuracy, bias = np.broadcast_arrays(
+        accuracy, tie_rate, tie_accuracy, bias
+    )
+    flip = 1 - accuracy - tie_rate
+    half = (1 - tie_accuracy) / 2
+    rows = [
+        [accuracy + bias, tie_rate, flip - bias],
+        [half + bias, tie_accuracy, half - bias],
+        [flip + bias, tie_rate, accuracy - bias],
+    ]
+    out = np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
+    bad = ~((out >= -1e-12) & (out <= 1 + 1e-12))
+    if bad.any():
+        raise ValueError(
+            "preference_confusion: accuracy, tie_rate, tie_accuracy and bias give "
+            f"probabilities outside [0, 1] ({format_values(out[bad])}); need accuracy + "
+            f"tie_rate <= 1, |bias| <= min(accuracy, 1 - accuracy - tie_rate) and "
+            f"|bias| <= (1 - tie_accuracy) / 2."
+        )
+    return np.clip(out, 0, 1)
+
+
+def rubric_confusion(K: int, spread, *, bias=0.0) -> np.ndarray:
+    """Confusion matrix of a graded (ordinal) judge: a cumulative-logit judge on K grades.
+
+    The judge's grade is the true grade ``i`` plus logistic noise of scale ``spread`` (and a
+    shift ``bias``), cut at the midpoints between grades::
+
+        P(verdict <= j | truth i) = expit((j + 0.5 - i - bias) / spread)
+
+    so mistakes go mostly to neighbouring grades, the structure of the ordinal confusion
+    model. ``spread -> 0`` is a perfect judge; ``bias > 0`` a lenient one.
+
+    Parameters
+    ----------
+    K : int
+        Number of grades (at least 2).
+    spread : array_like
+        Scale of the judge's noise, in grades (> 0).
+    bias : array_like, default 0.0
+        Shift of the judge's grades (positive: too generous).
+
+    Returns
+    -------
+    numpy.ndarray
+        Shape ``(..., K, K)``: the broadcast shape of ``spread`` and ``bias``, then truth ×
+        verdict; rows sum to 1.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import rubric_confusion
+    >>> C = rubric_confusion(5, 0.3)
+    >>> C.shape, bool(abs(C.sum(axis=-1) - 1).max() < 1e-12)
+    ((5, 5), True)
+    >>> bool(C[2, 2] > C[2, 1] > C[2, 0])
+    True
+    """
+    if not isinstance(K, int | np.integer) or isinstance(K, bool) or K < 2:
+        raise ValueError(f"K must be an integer >= 2 (the number of grades); got {K!r}.")
+    spread, bias = np.broadcast_arrays(np.asarray(spread, float), np.asarray(bias, float))
+    if not (np.isfinite(spread) & (spread > 0)).all():
+        raise ValueError(f"spread must be positive and finite; got {format_values(spread)}.")
+    if not np.isfinite(bias).all():
+        raise ValueError(f"bias must be finite; got {format_values(bias)}.")
+    grades = np.arange(K, dtype=float)
+    cuts = grades[:-1] + 0.5  # (K-1,)
+    z = (cuts[None, :] - grades[:, None] - bias[..., None, None]) / spread[..., None, None]
+    cdf = special.expit(z)  # (..., K, K-1)
+    zeros = np.zeros((*cdf.shape[:-1], 1))
+    cdf = np.concatenate([zeros, cdf, zeros + 1], axis=-1)
+    return np.diff(cdf, axis=-1)
+
+
+def _draw_categories(rng: np.random.Generator, probs: np.ndarray) -> np.ndarray:
+    """One category index per row of ``probs`` (rows on the simplex), by inverse CDF."""
+    cdf = np.cumsum(probs, axis=-1)
+    u = rng.random(probs.shape[:-1]) * cdf[..., -1]
+    return np.minimum((u[..., None] >= cdf).sum(axis=-1), probs.shape[-1] - 1)
+
+
+def simulate_categorical_items(
+    theta,
+    confusion,
+    n,
+    m,
+    *,
+    design: str = "stratified",
+    one_table: bool = False,
+    system=None,
+    stratum=None,
+    categories=None,
+    random_seed=None,
+):
+    """Draw item tables of K-category verdicts, for :meth:`CategoricalCounts.from_frames`.
+
+    Same law as :func:`simulate_categorical_counts`: a test item's truth is category ``i``
+    with probability ``theta[i]``, the judge's verdict is ``j`` with probability
+    ``confusion[i, j]``; labelled items carry the human label (the truth).
+
+    Parameters
+    ----------
+    theta, confusion, n, m, design, system, stratum, categories
+        As in :func:`simulate_categorical_counts`.
+    one_table : bool, default False
+        ``design="random"`` only: return one table of every judged item whose ``human``
+        column is empty (None) for the unlabelled rows.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    (test, calibration) : tuple of pandas.DataFrame, or one pandas.DataFrame
+        ``design="stratified"``: ``test`` has ``n`` rows per group (group columns for the
+        labelled dims, ``item`` 0, 1, … unique in the table, ``truth`` (hidden, for
+        studies), ``judge``); ``calibration`` has ``m[i]`` rows of truth ``i`` per group
+        (``item`` ``"cal-0"``, …: other items than the test items), ``judge``, ``human``.
+        ``design="random"``: ``test`` holds all ``n + m`` judged items and ``calibration``
+        the random ``m`` of them that humans labelled, with the same ``item`` ids (count with
+        ``item="item"``); or, with ``one_table``, the test table with a ``human`` column.
+
+    Examples
+    --------
+    >>> from bayesjudge.data.categorical import CategoricalCounts
+    >>> from bayesjudge.simulate import preference_confusion, simulate_categorical_items
+    >>> test, cal = simulate_categorical_items([0.4, 0.2, 0.4], preference_confusion(0.8, 0.1),
+    ...                                        n=20, m=[3, 2, 3],
+    ...                                        categories=["A", "tie", "B"], random_seed=1)
+    >>> list(test.columns), list(cal.columns), len(cal)
+    (['item', 'truth', 'judge'], ['item', 'judge', 'human'], 8)
+    >>> table = simulate_categorical_items([0.4, 0.2, 0.4], preference_confusion(0.8, 0.1),
+    ...                                    n=20, m=5, design="random", one_table=True,
+    ...                                    random_seed=1)
+    >>> len(table), int(table["human"].notna().sum())
+    (25, 5)
+    """
+    system, stratum = _as_labels(system), _as_labels(stratum)
+    labels_shape = _label_shape(system, stratum)
+    par = _categorical_parameters(theta, confusion, n, m, design, labels_shape)
+    if par["shape"] != labels_shape:
+        raise ValueError(
+            f"The parameters have group shape {par['shape']} but the labels give "
+            f"{labels_shape}: pass system= (and stratum= for two group axes) with one label "
+            f"per group."
+        )
+    if not isinstance(one_table, bool | np.bool_):
+        raise ValueError(f"one_table must be True or False; got {one_table!r}.")
+    if one_table and par["design"] != "random":
+        raise ValueError(
+            "one_table=True is the random labelling design's one table: pass design='random'."
+        )
+    k = par["K"]
+    labels = np.array([*_category_labels(categories, k), None], dtype=object)
+    rng = _rng(random_seed)
+    shape = par["shape"]
+    theta_f = par["theta"].reshape(-1, k)
+    conf_f = par["confusion"].reshape(-1, k, k)
+    groups = theta_f.shape[0]
+    index = np.unravel_index(np.arange(groups), shape) if shape else ()
+    columns = {
+        dim: np.asarray(lab, dtype=object)[index[axis]]
+        for axis, (dim, lab) in enumerate(
+            (d, v) for d, v in (("system", system), ("stratum", stratum)) if v is not None
+        )
+    }
+
+    def frame(sizes, truth=None, ids_prefix=""):
+        group = np.repeat(np.arange(groups), sizes)
+        # Ids unique in the whole table (so within each system across strata, as item=
+        # matching needs): 0, 1, … in group order.
+        item = np.arange(group.size)
+        if truth is None:
+            truth = _draw_categories(rng, theta_f[group])
+        verdict = _draw_categories(rng, conf_f[group, truth])
+        data = {dim: col[group] for dim, col in columns.items()}
+        if ids_prefix:  # labelled items that are not test items: ids "cal-0", ...
+            item = np.char.add(ids_prefix, item.astype(str)).astype(object)
+        data["item"] = item
+        data["truth"] = labels[truth]
+        data["judge"] = labels[verdict]
+        return pd.DataFrame(data), group
+
+    n_f = par["n"].reshape(-1)
+    if par["design"] == "stratified":
+        m_f = par["m"].reshape(-1, k)
+        test, _ = frame(n_f)
+        sizes = m_f.sum(axis=1)
+        truth = np.concatenate([np.repeat(np.arange(k), row) for row in m_f]).astype(np.int64)
+        cal, _ = frame(sizes, truth=truth, ids_prefix="cal-")
+        cal = cal.rename(columns={"truth": "human"})[[*columns, "item", "judge", "human"]]
+        return test, cal
+    m_f = par["m"].reshape(-1)
+    judged = n_f + m_f
+    table, group = frame(judged)
+    # A uniformly random subset of m items per group: the m smallest of random keys.
+    order = np.lexsort((rng.random(group.size), group))
+    rank = np.empty(group.size, dtype=np.int64)
+    rank[order] = np.arange(group.size) - np.repeat(np.cumsum(judged) - judged, judged)
+    chosen = rank < m_f[group]
+    if one_table:
+        table["human"] = np.where(chosen, table["truth"].to_numpy(), None)
+        return table
+    cal = table[chosen].rename(columns={"truth": "human"})[[*columns, "item", "judge", "human"]]
+    return table, cal.reset_index(drop=True)
+
+
+def simulate_categorical_count_arrays(
+    theta, confusion, n, m, *, design: str = "stratified", size=None, random_seed=None
+) -> dict[str, np.ndarray]:
+    """Draw K-category counts as plain numpy arrays, for fast Monte Carlo studies.
+
+    The law of :func:`simulate_categorical_counts` without the container: the same seed
+    gives the same draws for the same group shape.
+
+    Parameters
+    ----------
+    theta, confusion, n, m, design
+        As in :func:`simulate_categorical_counts`.
+    size : tuple of int, optional
+        Group shape of the output (e.g. ``(reps,)``); the parameters' group axes must
+        broadcast to it. Default: their broadcast shape.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        int64 ``test`` (size + (K,)) and ``calibration`` (size + (K, K), rows = truth).
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import rubric_confusion, simulate_categorical_count_arrays
+    >>> draws = simulate_categorical_count_arrays([0.2, 0.3, 0.5], rubric_confusion(3, 0.5),
+    ...                                           n=100, m=[10, 10, 10], size=(1000,),
+    ...                                           random_seed=1)
+    >>> draws["test"].shape, draws["calibration"].shape
+    ((1000, 3), (1000, 3, 3))
+    >>> bool((draws["calibration"].sum(axis=-1) == 10).all())
+    True
+    """
+    shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
+    par = _categorical_parameters(theta, confusion, n, m, design, shape)
+    test, calibration = _draw_categorical(par, _rng(random_seed))
+    return {"test": test.astype(np.int64), "calibration": calibration.astype(np.int64)}
+
+
+# ------------------------------------------------ repeated verdicts of labelled items too
+
+
+def simulate_repeated_labelled_items(
+    theta, q0, q1, n, m, *, epochs, icc=0.0, random_seed=None
+) -> pd.DataFrame:
+    """Draw one table of the random labelling design whose items are each judged ``epochs`` times.
+
+    ``n + m`` items are drawn as in :func:`simulate_repeated_items` (truth ~ Bernoulli(θ),
+    an item's own propensity, ``epochs`` correlated verdicts); the first ``m`` of them are
+    labelled (a random subset, since the items are exchangeable): every verdict row of a
+    labelled item carries its human label, the rows of the other ``n`` items none.
+
+    Parameters
+    ----------
+    theta, q0, q1 : float
+        True accuracy and the judge's per-verdict specificity and sensitivity.
+    n, m : int
+        Unlabelled and labelled items.
+    epochs : int
+        Verdicts per item (every item, labelled or not), ≥ 1.
+    icc : float, default 0.0
+        Correlation of two verdicts of one item, in [0, 1).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per verdict: ``item`` (0 … n + m − 1), ``epoch`` (1-based), ``truth``
+        (hidden, for studies), ``judge`` (1 = said correct) and ``human`` (the truth for the
+        labelled items' rows, NaN for the others).
+
+    Examples
+    --------
+    >>> from bayesjudge.data import JudgeCounts
+    >>> from bayesjudge.simulate import simulate_repeated_labelled_items
+    >>> table = simulate_repeated_labelled_items(0.6, 0.8, 0.9, n=30, m=10, epochs=2,
+    ...                                          icc=0.4, random_seed=1)
+    >>> c = JudgeCounts.from_frames(table.drop(columns="truth"), item="item", repeats="epoch")
+    >>> c.design, c.n.item(), int(c.m0.item() + c.m1.item())
+    ('random', 60, 20)
+    """
+    par = _parameters(theta, q0, q1, n, m, 0, None, None, "stratified")
+    if any(a.ndim for a in par.values()):
+        raise ValueError("simulate_repeated_labelled_items draws one group: pass scalars.")
+    theta, q0, q1 = (float(par[v]) for v in ("theta", "q0", "q1"))
+    n, m = int(par["n"]), int(par["m0"])
+    epochs = int(as_count("epochs", epochs))
+    _, icc = _check_repeats(epochs, icc, n + m)
+    rng = _rng(random_seed)
+    size = n + m
+    truth = (rng.random(size) < theta).astype(np.int64)
+    propensity = _item_propensity(rng, np.where(truth == 1, q1, 1 - q0), icc)
+    item = np.repeat(np.arange(size), epochs)
+    epoch = np.tile(np.arange(1, epochs + 1), size)
+    verdict = (rng.random(item.size) < propensity[item]).astype(np.int64)
+    human = np.where(item < m, truth[item].astype(float), np.nan)
+    return pd.DataFrame(
+        {"item": item, "epoch": epoch, "truth": truth[item], "judge": verdict, "human": human}
+    )
+
+
+def _beta_binomial_tables(rng, count: np.ndarray, most: int, mean: float, epochs: int, icc):
+    """Tables (size, R, R + 1) of ``count`` items each (≤ ``most``) judged ``epochs`` times."""
+    size = count.shape[0]
+    table = np.zeros((size, epochs, epochs + 1), dtype=np.int64)
+    propensity = _item_propensity(rng, np.full((size, max(most, 1)), mean), icc)
+    k = rng.binomial(epochs, propensity)
+    used = np.arange(max(most, 1))[None, :] < count[:, None]
+    for j in range(epochs + 1):
+        table[:, epochs - 1, j] = ((k == j) & used).sum(axis=1)
+    return table
+
+
+def simulate_labelled_cluster_tables(
+    theta,
+    q0,
+    q1,
+    n,
+    m0,
+    m1,
+    *,
+    epochs,
+    icc=0.0,
+    design="stratified",
+    size=1,
+    random_seed=None,
+) -> dict[str, np.ndarray]:
+    """Draw cluster tables of test *and labelled* items, every item judged ``epochs`` times.
+
+    The law of :func:`simulate_cluster_tables` for the ``n`` test items, and the same law
+    for the labelled items: ``m0`` truly incorrect and ``m1`` truly correct ones
+    (``design="stratified"``), or ``m0 + m1`` items whose truth is Bernoulli(θ)
+    (``"random"``: the number truly correct is Binomial(m0 + m1, θ)).
+
+    Returns
+    -------
+    dict
+        ``table`` (size, R, R + 1): the test items; ``calibration_tables`` (size, 2, R,
+        R + 1): the labelled items by truth (0, 1), ``k`` counting 'correct' verdicts;
+        ``tn, m0, tp, m1`` (size,): their *verdict* totals; ``items0``, ``items1``
+        (size,): labelled items per truth; ``truth`` (size,): truly correct test items.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_labelled_cluster_tables
+    >>> d = simulate_labelled_cluster_tables(0.6, 0.8, 0.9, 50, 20, 20, epochs=3, icc=0.3,
+    ...                                      size=2, random_seed=0)
+    >>> d["calibration_tables"].shape, d["m0"].tolist(), d["items1"].tolist()
+    ((2, 2, 3, 4), [60, 60], [20, 20])
+    """
+    if design not in ("stratified", "random"):
+        raise ValueError(f"design must be 'stratified' or 'random'; got {design!r}.")
+    rng = _rng(random_seed)
+    draws = simulate_cluster_tables(
+        theta, q0, q1, n, 0, 0, epochs=epochs, icc=icc, size=size, random_seed=rng
+    )
+    epochs, size, total = int(epochs), int(size), int(m0) + int(m1)
+    if design == "stratified":
+        items1 = np.full(size, int(m1))
+    else:
+        items1 = rng.binomial(total, float(theta), size=size)
+    items0 = total - items1 if design == "random" else np.full(size, int(m0))
+    most0, most1 = (int(m0), int(m1)) if design == "stratified" else (total, total)
+    cal = np.stack(
+        [
+            _beta_binomial_tables(rng, items0, most0, 1 - float(q0), epochs, icc),
+            _beta_binomial_tables(rng, items1, most1, float(q1), epochs, icc),
+        ],
+        axis=1,
+    )
+    k = np.arange(epochs + 1)
+    verdicts = cal.sum(axis=(-2, -1)) * epochs
+    positives = (cal * k).sum(axis=(-2, -1))
+    return {
+        "table": draws["table"],
+        "calibration_tables": cal,
+        "tn": verdicts[:, 0] - positives[:, 0],
+        "m0": verdicts[:, 0],
+        "tp": positives[:, 1],
+        "m1": verdicts[:, 1],
+        "items0": items0,
+        "items1": items1,
+        "truth": draws["truth"],
+    }

@@ -17,6 +17,7 @@ __all__ = [
     "CalibrationSizeWarning",
     "ConvergenceWarning",
     "DesignWarning",
+    "IllConditionedJudgeWarning",
     "LowJudgeQualityWarning",
     "MissingLabelWarning",
     "NearTieWarning",
@@ -116,4 +117,17 @@ class CalibrationSizeWarning(BayesJudgeWarning):
 
     The message gives the calibration size and split predicted to reach the target
     (:func:`bayesjudge.core.allocation_report`), or says that the test set alone is too small.
+    """
+
+
+class IllConditionedJudgeWarning(LowJudgeQualityWarning):
+    """The judge's K-category confusion matrix is singular or close to it.
+
+    The K-category correction θ̂ = (Ĉᵀ)⁻¹ p̂ divides, in effect, by the smallest singular
+    value of Ĉᵀ on the sum-zero subspace (``|J|`` at K = 2), so its errors are amplified by
+    the inverse (:func:`bayesjudge.core.categorical.confusion_condition`). Raised where Ĉ is
+    singular (θ not identified: NaN) or that value is below 0.2, the binary low-J threshold.
+    The message names the groups and the amplification; merge the categories the judge
+    confuses, use a better judge, or label more calibration items. A subclass of
+    :class:`LowJudgeQualityWarning`: filtering that filters this too.
     """

@@ -333,6 +333,9 @@ PAGES_RUN_BY = {
     # blocks run, numbers within GUIDE_TOLERANCE
     "bayesian.md": "tests/package/test_model_cards.py",
     "scaling.md": "tests/data/test_engines.py",  # every engine's block (Spark in the slow tier)
+    "categorical.md": "tests/data/test_categorical.py",  # prints checked against comments
+    "harness.md": "tests/data/test_harness.py",  # run with an Inspect log written in the test
+    "repeated-verdicts.md": "tests/data/test_repeats.py",
 }
 _ANY_PYTHON_FENCE = re.compile(r"^\s*(```|~~~)\s*\{?(python|py|python3|ipython3?|pycon)\b", re.M)
 

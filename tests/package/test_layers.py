@@ -66,6 +66,7 @@ LAYERS = {
     "datasets": 2,
     "estimate": 3,
     "compare": 3,
+    "categorical_estimate": 3,  # estimate and compare of CategoricalCounts
     "diagnostics": 3,
     "simulate": 3,
     "plots": 4,

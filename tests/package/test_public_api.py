@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # The names that left the top level (earlier versions exported all of them), and their home.
 CORE = (
     "HUMAN_ONLY_Q_THRESHOLD",
+    "exact_posterior",
     "EstimateInterval",
     "ExactPosterior",
     "ExactSummary",

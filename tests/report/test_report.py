@@ -176,7 +176,13 @@ def test_report_passes_its_options_to_compare(counts, monkeypatch):
                 "estimate": (("pair", "stratum"), [[0.125]]),
                 "ci": (("pair", "stratum", "ci_bound"), [[[0.0625, 0.1875]]]),
             },
-            coords={"pair": ["a - b"], "stratum": ["all"], "ci_bound": ["lower", "upper"]},
+            coords={
+                "pair": ["a - b"],
+                "first": ("pair", ["a"]),
+                "second": ("pair", ["b"]),
+                "stratum": ["all"],
+                "ci_bound": ["lower", "upper"],
+            },
             attrs={"paired": False},
         )
 

@@ -56,6 +56,20 @@ SMALL = {
         [0.1, 0.5, 0.8],
         [0.8],
     ),
+    "clustered": ({"epochs": [3], "icc": [0.3], "n_resamples": 100}, "theta", [0.3, 0.7], [0.7]),
+    "categorical-preference": (
+        {"methods": ["delta", "wald"], "n_resamples": 100},
+        "accuracy",
+        [0.65, 0.8, 0.95],
+        [0.95, 0.65],
+    ),
+    "categorical-rubric": (
+        {"methods": ["delta", "wald"], "n_resamples": 100},
+        "accuracy",
+        [0.6, 0.8],
+        [0.8],
+    ),
+    "categorical-structure": ({"iterations": 300}, "m", [10, 40], [40]),
 }
 # The table dim/coord that holds the grid option's values.
 GRID_COORD = {
@@ -64,6 +78,8 @@ GRID_COORD = {
     "theta_calibration": "theta_calibration",
     "j_grid": "j_a",
     "subsets": "stratum",
+    "accuracy": "accuracy",
+    "m": "m",
 }
 
 
@@ -145,6 +161,10 @@ NOT_APPLICABLE = {
         "theta_converged_share",
     ),
     "llmbar": ("warning_share", "divergence_share"),
+    # The symmetric (K = 3) structure has no theta[3], theta[4]; the ordinal one (K = 5) has.
+    "categorical-structure": tuple(
+        f"{v}{s}" for v in ("coverage", "width", "bias") for s in ("", "_mcse")
+    ),
 }
 
 

@@ -1,4 +1,4 @@
-"""The ``bayesjudge`` command line: demo, estimate, fit, report, allocate and study.
+"""The ``bayesjudge`` command line: profile, estimate, compare, fit, report, and more.
 
 User mistakes (a missing file or column, bad labels, bad numbers, an output path that cannot
 be written) print one line starting with ``bayesjudge: error:`` to stderr and exit with status
@@ -28,14 +28,14 @@ from collections.abc import Sequence
 
 from bayesjudge._text import terminal_safe
 from bayesjudge._version import __version__
-from bayesjudge.cli import allocate, demo, estimate, fit, report, study
+from bayesjudge.cli import allocate, compare, demo, estimate, fit, profile, report, study
 from bayesjudge.cli._common import PROGRESS, WRITTEN, UsageError
 from bayesjudge.warnings import BayesJudgeWarning
 
 __all__ = ["main"]
 
 #: The commands, in the order ``bayesjudge --help`` lists them.
-COMMANDS = (demo, estimate, fit, report, allocate, study)
+COMMANDS = (demo, profile, estimate, compare, fit, report, allocate, study)
 
 #: Exit status after Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
@@ -58,7 +58,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         0 on success; 2 on a usage or input error (one ``bayesjudge: error:`` line on stderr);
         130 after Ctrl-C (``bayesjudge: interrupted; ...``: no output file is left half
         written, each is written atomically); 141 when stdout is a pipe closed by its reader;
-        1 on an internal error (one line; ``--verbose`` shows the traceback).
+        1 on an internal error (one line; ``--verbose`` shows the traceback); 3 when a gate's
+        claim (``compare``/``report`` ``--claim``/``--rank``) is not supported by the data
+        (``bayesjudge.cli.compare.EXIT_UNSUPPORTED``).
 
     Examples
     --------

@@ -18,6 +18,13 @@ from bayesjudge._progress import show_progress
 from bayesjudge._text import fmt_interval, terminal_safe
 from bayesjudge.core._validation import CALIBRATION_DESIGNS
 from bayesjudge.data import JudgeCounts, as_frame
+from bayesjudge.data.harness import (
+    FORMATS,
+    HARNESS_FORMATS,
+    harness_format,
+    join_gold,
+    read_table,
+)
 
 #: Files this run has written (each atomically), named in the message after Ctrl-C.
 WRITTEN: list[str] = []
@@ -137,24 +144,70 @@ def add_progress_option(parser: argparse.ArgumentParser, what: str) -> None:
 
 
 def add_table_options(parser: argparse.ArgumentParser) -> None:
-    """Add the options that read item-level test and calibration tables (estimate, fit)."""
+    """Add the options that read item-level test and calibration tables (estimate, fit, ...)."""
     parser.add_argument(
         "--test",
         required=True,
-        help="CSV/Parquet of judged items. If it also has the --human column, filled for the "
-        "labelled rows and empty for the rest, it is the one table of the random labelling "
-        "design and --calibration is not needed",
+        help="the judged items: CSV/Parquet, an Inspect AI log (.eval/.json), an lm-eval "
+        "sample file (samples_*.jsonl) or JSON Lines. If a CSV/Parquet table also has the "
+        "--human column, filled for the labelled rows and empty for the rest, it is the one "
+        "table of the random labelling design and --calibration is not needed",
     )
     parser.add_argument(
         "--calibration",
         help="CSV/Parquet of human-labelled calibration items (not needed when --test holds "
         "the human labels)",
     )
+    parser.add_argument(
+        "--gold",
+        metavar="FILE",
+        help="human labels joined to --test by item id (CSV/Parquet/JSON Lines with columns "
+        "item and --human; system and epoch where the log has several): labels of judged items "
+        "(random design), or a separate calibration set with its own --judge column "
+        "(stratified design)",
+    )
+    parser.add_argument(
+        "--test-format",
+        choices=FORMATS,
+        default=None,
+        help="format of --test (default: by its suffix: .eval/.json Inspect, samples_*.jsonl "
+        "lm-eval, .jsonl JSON Lines, .csv, .parquet)",
+    )
+    parser.add_argument(
+        "--scorer", help="Inspect log: the scorer whose values are the verdicts (if several)"
+    )
+    parser.add_argument(
+        "--metric",
+        help="lm-eval samples: the per-sample metric that is the verdict, e.g. acc or "
+        "'exact_match,strict-match' (with lm-eval's filter)",
+    )
     parser.add_argument("--judge", default="judge", help="judge verdict column (default: judge)")
     parser.add_argument("--human", default="human", help="human label column (default: human)")
-    parser.add_argument("--system", help="column naming the evaluated system")
+    parser.add_argument(
+        "--system",
+        help="column naming the evaluated system (Inspect/lm-eval log: the system's name, in "
+        "place of the model the log names)",
+    )
     parser.add_argument("--stratum", help="column naming the stratum (task type, length, ...)")
-    parser.add_argument("--positive", help="label value meaning 'correct' if not yes/no, 1/0, ...")
+    parser.add_argument(
+        "--item",
+        metavar="COLUMN",
+        help="item id column of --test: matches --gold's labels (and labelled items of "
+        "--calibration) with the judged items, pairs systems judged on the same items, and "
+        "with --repeats groups an item's repeated verdicts (a log's items are its sample ids)",
+    )
+    parser.add_argument(
+        "--repeats",
+        metavar="COLUMN",
+        help="CSV/Parquet --test: the column numbering the repeated verdicts of an item "
+        "(epoch, sample); with --item, rows of one item are one cluster and the intervals "
+        "treat the items as the units (cluster-delta, cluster-bootstrap). Logs: their epochs",
+    )
+    parser.add_argument(
+        "--positive",
+        help="label value meaning 'correct' if not yes/no, 1/0, ... (Inspect's C/I verdicts "
+        "are read without it)",
+    )
     parser.add_argument(
         "--design",
         choices=CALIBRATION_DESIGNS,
@@ -289,19 +342,28 @@ def read_counts(args) -> JudgeCounts:
     count it once (``JudgeCounts.calibration_shared_over``); a human column of the test table
     is then not read. Without --calibration, a test table holding the --human column is the
     one table of the random labelling design (rows with a human label are the labelled
-    items). ``--design`` (default: inferred) is passed on to
+    items). ``--design`` (default: inferred), ``--item`` and ``--repeats`` (the column
+    numbering the repeated verdicts of an item: clusters) are passed on to
     :meth:`JudgeCounts.from_frames`.
     """
     options = {"judge": args.judge, "positive": args.positive}
     groups = {"system": args.system, "stratum": args.stratum}
-    item = getattr(args, "item", None)  # only ``report`` reads item ids (joint verdicts)
+    item = getattr(args, "item", None)
+    repeats = getattr(args, "repeats", None)
     design = getattr(args, "design", None)
+    if getattr(args, "gold", None) is not None or _is_harness_log(args):
+        return _read_log_counts(args)
+    if repeats is not None and item is None:
+        raise UsageError(
+            f"--repeats {terminal_safe(repeats)} numbers the repeated verdicts of an item: "
+            "give the item id column with --item too (rows with the same id are one item)."
+        )
     if args.calibration is not None:
         columns = as_frame(args.calibration, "calibration").collect_schema().names()
         absent = [dim for dim, col in groups.items() if col is not None and col not in columns]
         if absent:
             tests = JudgeCounts.from_frames(
-                args.test, None, **groups, **options, human=None, item=item
+                args.test, None, **groups, **options, human=None, item=item, repeats=repeats
             )
             kept = {dim: None if dim in absent else col for dim, col in groups.items()}
             calibration = JudgeCounts.from_frames(
@@ -316,6 +378,84 @@ def read_counts(args) -> JudgeCounts:
         human=args.human,
         item=item,
         design=design,
+        repeats=repeats,
+    )
+
+
+def _is_harness_log(args) -> bool:
+    """Whether --test is a harness log or JSON Lines (read by ``data.harness``)."""
+    fmt = getattr(args, "test_format", None)
+    if fmt is None:
+        # Only the log suffixes: any other file keeps the table reader's own message.
+        return Path(str(args.test)).suffix.lower() in (".eval", ".json", ".jsonl", ".ndjson")
+    return fmt in HARNESS_FORMATS
+
+
+def _read_log_counts(args) -> JudgeCounts:
+    """Count --test read by ``data.harness.read_table``, joined with --gold's human labels.
+
+    A log's rows are one verdict each (``item``, ``system``, ``judge``, ``epoch``); epochs of
+    an item are its repeated verdicts (``from_frames(repeats="epoch")``); JSON Lines take
+    their epoch key from --repeats, CSV/Parquet tables joined with --gold their --repeats
+    column. Inspect's "C" means correct unless --positive says otherwise.
+    """
+    if args.calibration is not None:
+        raise UsageError(
+            "--gold and harness logs take the human labels from --gold; leave out "
+            "--calibration (or pass CSV/Parquet tables with --test and --calibration)."
+        )
+    check_input_file("--gold", getattr(args, "gold", None))
+    item = getattr(args, "item", None) or "item"
+    fmt = harness_format(args.test, getattr(args, "test_format", None))
+    log = fmt in HARNESS_FORMATS
+    given = getattr(args, "repeats", None)
+    if fmt in ("inspect", "lm-eval") and given not in (None, "epoch"):
+        raise UsageError(
+            f"--repeats {terminal_safe(given)}: an {fmt} log numbers the repeated verdicts of "
+            "an item itself (its epochs, counted as repeats); leave out --repeats."
+        )
+    table = read_table(
+        args.test,
+        format=fmt,
+        scorer=getattr(args, "scorer", None),
+        metric=getattr(args, "metric", None),
+        system=args.system,
+        item=item,
+        judge=args.judge,
+        **({"epoch": given} if fmt == "jsonl" and given is not None else {}),
+    )
+    judge = "judge" if log else args.judge
+    item = "item" if log else item
+    if args.gold is not None:
+        joined = join_gold(table, args.gold, item=item, human=args.human, judge=judge)
+        test, calibration, design = joined.test, joined.calibration, joined.design
+    else:
+        test, calibration, design = table, None, None
+    # Labelled items judged in several epochs are clusters of the calibration too.
+    repeats = log and test["epoch"].nunique() > 1
+    positive = args.positive
+    if positive is None and table.attrs.get("positive") is not None:
+        positive = {judge: table.attrs["positive"]}
+    options = {"judge": judge, "positive": positive, "stratum": args.stratum}
+    system = "system" if log else args.system
+    # a log's epochs; a CSV/Parquet table's --repeats column, which from_frames checks
+    repeat = {"repeats": "epoch"} if repeats else {} if log else {"repeats": given}
+    if calibration is not None and system is not None and system not in calibration.columns:
+        # One calibration set for every system: counted once, attached to each (read_counts).
+        tests = JudgeCounts.from_frames(test, None, system=system, item=item, **options, **repeat)
+        labelled = JudgeCounts.from_frames(
+            None, calibration, **options, human=args.human, design="stratified"
+        )
+        return tests.with_calibration_from(labelled)
+    return JudgeCounts.from_frames(
+        test,
+        calibration,
+        **options,
+        human=args.human if args.gold is not None else None,
+        system=system,
+        item=item,
+        design=getattr(args, "design", None) or design,
+        **repeat,
     )
 
 

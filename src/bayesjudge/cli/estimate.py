@@ -21,7 +21,7 @@ from bayesjudge.cli._common import (
     read_counts,
     result_frame,
 )
-from bayesjudge.estimate import estimate
+from bayesjudge.estimate import CLUSTER_METHODS, METHODS, estimate
 
 
 def add_parser(subparsers) -> None:
@@ -31,9 +31,11 @@ def add_parser(subparsers) -> None:
     est.add_argument(
         "--method",
         default=None,
-        choices=["likelihood", "lang-reiczigel", "naive", "bootstrap", "ppi++"],
-        help="estimator (default: the labelling design's: lang-reiczigel for a stratified "
-        "calibration set, likelihood, the profile-likelihood interval, for a random one)",
+        choices=list(METHODS),
+        help="estimator (default: cluster-delta for repeated verdicts of an item (--repeats, "
+        "a log's epochs), else the labelling design's: lang-reiczigel for a stratified "
+        "calibration set, likelihood, the profile-likelihood interval, for a random one); "
+        "cluster-delta and cluster-bootstrap treat the items, not the verdicts, as the units",
     )
     est.add_argument(
         "--estimand",
@@ -51,7 +53,9 @@ def add_parser(subparsers) -> None:
     est.add_argument(
         "--alpha", type=parse_unit("0.05"), default=0.05, help="1 - interval coverage (0.05)"
     )
-    est.add_argument("--seed", type=parse_seed, default=None, help="random seed for the bootstrap")
+    est.add_argument(
+        "--seed", type=parse_seed, default=None, help="random seed of the (cluster) bootstrap"
+    )
     est.add_argument(
         "--n-resamples", type=parse_int_at_least(1), default=10_000, help="bootstrap resamples"
     )
@@ -70,6 +74,14 @@ def run(args) -> int:
             f"--calibration is required{method} (the judge's errors are estimated from "
             "human-labelled items): pass a human-labelled CSV/Parquet file, a --test table "
             "with a --human column filled for the labelled rows, or use --method naive."
+        )
+    if counts.has_clusters and args.method not in (None, *CLUSTER_METHODS):
+        raise UsageError(
+            f"--method {args.method} counts every verdict as an independent item, but some "
+            "items were judged several times (--repeats, or a log's epochs), and their verdicts "
+            "are correlated: use --method cluster-delta (the default here) or cluster-bootstrap, "
+            "which treat the items as the units; leave out --repeats to treat the verdicts as "
+            "independent items on purpose."
         )
     result = estimate(
         counts,
@@ -143,11 +155,12 @@ def _header(args, counts, result) -> str:
     """Return the lines above the table: the labelling design, the method, the estimand."""
     attrs = result.attrs
     method = attrs.get("method", args.method)
-    chosen = (
-        f"the {counts.design} design's default; --method chooses another"
-        if args.method is None
-        else "chosen with --method"
-    )
+    if args.method is not None:
+        chosen = "chosen with --method"
+    elif counts.has_clusters:
+        chosen = "the default for repeated verdicts of an item; --method chooses another"
+    else:
+        chosen = f"the {counts.design} design's default; --method chooses another"
     design = (
         "random (humans labelled a random subset of the judged items; each item counted once)"
         if counts.design == "random"

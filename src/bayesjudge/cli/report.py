@@ -1,4 +1,12 @@
-"""``bayesjudge report``: the evaluation report (Markdown + self-contained HTML)."""
+"""``bayesjudge report``: the evaluation report (Markdown + self-contained HTML).
+
+With the gate options of ``bayesjudge compare`` (``--claim``/``--over``, ``--rank``,
+``--min-probability``, ``--require-excludes-zero``) the report is written all the same, then
+the claims are evaluated on the report's own comparison (the Bayesian fit's P(θ_a > θ_b), or
+with ``--method none`` the closed-form bootstrap Δθ with the report's seed) and the exit
+status says the verdict: 0 when every claim is supported, 3
+(:data:`bayesjudge.cli.compare.EXIT_UNSUPPORTED`) when some claim is not.
+"""
 
 from __future__ import annotations
 
@@ -24,6 +32,17 @@ from bayesjudge.cli._common import (
     read_counts,
     show_progress_for,
 )
+from bayesjudge.cli.compare import (
+    add_gate_options,
+    bayesian_source,
+    check_gate_settings,
+    closed_form_source,
+    evaluate_gate,
+    gate_claims,
+    gate_lines,
+    str_to_system,
+)
+from bayesjudge.compare import compare
 from bayesjudge.data import MAX_PAIRED_SYSTEMS
 from bayesjudge.report import write_report
 from bayesjudge.studies._framework import staged_folder
@@ -36,9 +55,6 @@ def add_parser(subparsers) -> None:
         "report", help="write the evaluation report (Markdown + self-contained HTML)"
     )
     add_table_options(rep)
-    rep.add_argument(
-        "--item", help="item id column: systems' verdicts on the same items are paired"
-    )
     rep.add_argument(
         "--out",
         default="bayesjudge-report",
@@ -76,7 +92,8 @@ def add_parser(subparsers) -> None:
         help="desired width of the θ intervals: warn where calibration is too small for it",
     )
     add_progress_option(rep, "the MCMC sampler's progress bar")
-    rep.set_defaults(func=run)
+    add_gate_options(rep)
+    rep.set_defaults(func=run, claims=None)
 
 
 def run(args) -> int:
@@ -86,6 +103,7 @@ def run(args) -> int:
             f"--method exact computes the posterior for --calibration-design separate only; "
             f"use --method mcmc (or auto) for {args.calibration_design!r} calibration."
         )
+    check_gate_settings(args, bayes=args.method != "none")
     # Before the fit, so that a bad --out fails at once; the folder is made, with all the
     # report's files at once, when the report is written.
     out = check_output_folder("--out", args.out)
@@ -100,6 +118,7 @@ def run(args) -> int:
             "--human columns) or a --human column of the --test table filled for the labelled "
             "rows."
         )
+    claims = gate_claims(args, counts.systems)  # before the fit: a misspelt name fails at once
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
     method, fit_result = _fit(args, counts, seed)
     options = {
@@ -134,7 +153,33 @@ def run(args) -> int:
     markdown, html = (terminal_safe(report.paths[kind]) for kind in ("markdown", "html"))
     print(f"wrote {markdown} (with {len(report.figures)} PNG figures)")
     print(f"wrote {html} (self-contained)")
-    return 0
+    if not claims:
+        return 0
+    return _gate(args, counts, fit_result, claims, seed)
+
+
+def _gate(args, counts, fit_result, claims, seed: int) -> int:
+    """Evaluate the claims on the report's comparison; print the verdict, return the status."""
+    if fit_result is not None:
+        source = bayesian_source(
+            fit_result, args.ci_prob, args.min_probability, args.require_excludes_zero
+        )
+    else:
+        # The report's own closed-form Δθ: the same method, calibration, seed and resamples
+        # (compare's bootstrap replicates do not depend on which pairs are asked for).
+        result = compare(
+            counts,
+            method="bootstrap",
+            calibration="shared" if "system" in counts.calibration_shared_over else "separate",
+            alpha=1 - args.ci_prob,
+            n_resamples=args.n_resamples,
+            random_seed=seed,
+        )
+        source = closed_form_source(result, args.ci_prob)
+    rank = [str_to_system(counts.systems, r) for r in args.rank] if args.rank else None
+    gate = evaluate_gate(claims, source, rank)
+    print("\n".join(gate_lines(gate, source["rule"])))
+    return gate["exit_status"]
 
 
 def _fit(args, counts, seed: int):

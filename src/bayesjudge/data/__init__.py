@@ -18,7 +18,12 @@ The package's modules, bottom up:
 - :mod:`bayesjudge.data.design`: the labelling design read from the tables (one table with
   a human column; labelled items that are also judged items, each counted once);
 - :mod:`bayesjudge.data.counting`: counting item tables on their own engine;
-- :mod:`bayesjudge.data.counts`: the :class:`JudgeCounts` container.
+- :mod:`bayesjudge.data.counts`: the :class:`JudgeCounts` container;
+- :mod:`bayesjudge.data.category_labels`: K-category labels — checked, ordered, matched by
+  value and type;
+- :mod:`bayesjudge.data.categorical_counting`: counting item tables of K-category verdicts;
+- :mod:`bayesjudge.data.categorical`: the :class:`CategoricalCounts` container of K-category
+  verdicts (preferences with ties, graded scores).
 """
 
 # The names other modules import from bayesjudge.data (``X as X``: re-exported).
@@ -67,6 +72,9 @@ from bayesjudge.data._common import (
 from bayesjudge.data._common import (
     VERDICT as VERDICT,
 )
+from bayesjudge.data.categorical import (
+    CategoricalCounts as CategoricalCounts,
+)
 from bayesjudge.data.counts import (
     JudgeCounts as JudgeCounts,
 )
@@ -83,4 +91,4 @@ from bayesjudge.data.reading import (
     as_frame as as_frame,
 )
 
-__all__ = ["JudgeCounts"]
+__all__ = ["CategoricalCounts", "JudgeCounts"]

@@ -36,6 +36,7 @@ from bayesjudge.data._common import (
     rows_text,
     sorted_labels,
 )
+from bayesjudge.data.clusters import REPEAT_KEY, clusters_from_query, with_cluster_tables
 from bayesjudge.data.design import (
     INFERRED,
     JudgedRow,
@@ -344,11 +345,13 @@ def _item_query(
     combos: _Combos,
     mapping,
     keep: nw.Expr | None = None,
+    repeats: str | None = None,
 ) -> ItemQuery:
     """Return the per-item query of the test table's first label column (joint_from_frame).
 
     ``keep`` (an expression on the table's columns) selects the rows that count: the
-    unlabelled rows of one table with a human column.
+    unlabelled rows of one table with a human column. ``repeats`` (a column) is kept as
+    ``REPEAT_KEY`` for counting repeated verdicts of an item (:func:`clusters_from_query`).
     """
     n_groups = len(keys) - len(combos.labels)
     # The raw (engine-side) label values meaning correct and incorrect; the rest are missing.
@@ -364,6 +367,7 @@ def _item_query(
             *exprs[:n_groups],  # the group columns
             _id_key(item, dtype, source.from_file).alias(KEY_COLUMN.format("item")),
             exprs[n_groups].alias(VERDICT_KEY),
+            *([] if repeats is None else [nw.col(repeats).alias(REPEAT_KEY)]),
         ),
         item_is_float=isinstance(dtype, nw.Float32 | nw.Float64),
         item_is_text=_cast_id(dtype, source.from_file) or isinstance(dtype, nw.String),
@@ -391,29 +395,37 @@ def _blank_label(source: _Table, column: str, raw: list) -> nw.Expr:
 
 
 def _labelled_rows(
-    source: _Table, exprs: list[nw.Expr], item: str, mappings, labelled: nw.Expr | None = None
+    source: _Table,
+    exprs: list[nw.Expr],
+    item: str,
+    mappings,
+    labelled: nw.Expr | None = None,
+    repeats: str | None = None,
 ) -> list[LabelledRow]:
     """Collect the counted rows of the calibration table with their item ids.
 
     Rows missing the judge or the human label are left out, as in the counts. ``labelled``
-    selects the labelled rows of one table first (so that only they are collected).
+    selects the labelled rows of one table first (so that only they are collected);
+    ``repeats`` (a column) adds each row's repeat number.
     """
     item_key = KEY_COLUMN.format("item")
     id_expr = _id_key(item, source.schema[item], source.from_file).alias(item_key)
     frame = source.frame if labelled is None else source.frame.filter(labelled)
-    rows = frame.select(*exprs, id_expr).collect().to_dict(as_series=False)
+    extra = [] if repeats is None else [nw.col(repeats).alias(REPEAT_KEY)]
+    rows = frame.select(*exprs, id_expr, *extra).collect().to_dict(as_series=False)
     size = len(rows[item_key])
 
     def column(key: str) -> list:
         return rows[key] if key in rows else [DEFAULT_LABEL] * size
 
     out = []
-    for s, t, i, v, h in zip(
+    for s, t, i, v, h, e in zip(
         column(KEY_COLUMN.format("system")),
         column(KEY_COLUMN.format("stratum")),
         rows[item_key],
         rows[KEY_COLUMN.format("judge")],
         rows[KEY_COLUMN.format("human")],
+        rows[REPEAT_KEY] if repeats is not None else [None] * size,
         strict=True,
     ):
         verdict, truth = normalise(plain_value(v)), normalise(plain_value(h))
@@ -426,6 +438,7 @@ def _labelled_rows(
                 plain_value(i),
                 mappings[0][verdict],
                 mappings[1][truth],
+                None if repeats is None else plain_value(e),
             )
         )
     return out
@@ -437,6 +450,7 @@ def _count_table(
     groups: dict[str, str | None],
     positive,
     item: str | None = None,
+    repeats: str | None = None,
 ) -> _Counted:
     """Count one item table by group and label combination.
 
@@ -453,6 +467,8 @@ def _count_table(
     wanted = {**labels, **{dim: col for dim, col in groups.items() if col is not None}}
     if item is not None:
         wanted["item"] = item
+    if repeats is not None:
+        wanted["repeats"] = repeats
     _check_columns(source, wanted)
     exprs, keys = _key_exprs(source, labels, groups), _query_keys(labels, groups)
     combos = _count_combos(source, exprs, keys, wanted)
@@ -464,13 +480,13 @@ def _count_table(
     if item is None:
         return counted
     if source.name == "calibration":
-        return counted._replace(items=_labelled_rows(source, exprs, item, mappings))
+        return counted._replace(items=_labelled_rows(source, exprs, item, mappings, None, repeats))
     if not split:
-        query = _item_query(source, exprs, keys, item, combos, mappings[0])
+        query = _item_query(source, exprs, keys, item, combos, mappings[0], repeats=repeats)
         return counted._replace(item_query=query)
     keep = _blank_label(source, labels["human"], combos.raw[KEY_COLUMN.format("human")])
-    query = _item_query(source, exprs, keys, item, combos, mappings[0], keep)
-    rows = _labelled_rows(source, exprs, item, mappings, ~keep)
+    query = _item_query(source, exprs, keys, item, combos, mappings[0], keep, repeats)
+    rows = _labelled_rows(source, exprs, item, mappings, ~keep, repeats)
     return counted._replace(item_query=query, items=rows)
 
 
@@ -532,6 +548,20 @@ def _judged_rows(
     return _rows_with_ids(query, ids)
 
 
+def _refuse_matched_repeats(repeats: str | None, judged: list, item: str) -> None:
+    """Refuse a calibration table with repeated verdicts whose items are also judged items."""
+    if repeats is not None and judged:
+        shown = ", ".join(sorted({repr(r.item) for r in judged}, key=str)[:5])
+        raise ValueError(
+            f"The calibration table numbers repeated verdicts ({repeats!r}) and its items are "
+            f"also judged test items ({item!r}: {shown}): labelled items judged several times "
+            f"in the random design are counted from one table whose labelled rows carry the "
+            f"human label on every verdict (from_frames(table, item=..., repeats=...)), not "
+            f"matched by id. A calibration table with repeated verdicts needs one verdict per "
+            f"labelled item when matched, or items of its own (stratified design)."
+        )
+
+
 def _rows_with_ids(query: ItemQuery, ids: list) -> list[JudgedRow]:
     """Collect the rows of an item query whose id is among ``ids`` (on its engine)."""
     if not ids:
@@ -572,7 +602,9 @@ def _without_labelled(query: ItemQuery, ids: dict) -> ItemQuery:
     return query._replace(frame=query.frame.filter(~labelled.fill_null(False)))
 
 
-def _check_options(test, calibration, judge: str, human: str | None, positive, item) -> None:
+def _check_options(
+    test, calibration, judge: str, human: str | None, positive, item, repeats=None
+) -> None:
     """Refuse option combinations of :meth:`JudgeCounts.from_frames` that cannot work."""
     if test is None and calibration is None:
         raise ValueError("Pass a test table, a calibration table, or both.")
@@ -590,6 +622,12 @@ def _check_options(test, calibration, judge: str, human: str | None, positive, i
             )
     if item is not None and test is None:
         raise ValueError("item= names a column of the test table; pass a test table.")
+    if repeats is not None and (item is None or test is None):
+        raise ValueError(
+            f"repeats={repeats!r} numbers the repeated verdicts of an item in the test table: "
+            f"pass the test table and item=<its item-id column> too (rows with the same item "
+            f"id and different {repeats!r} values are verdicts of one item)."
+        )
 
 
 def _check_labels_across(tables: list[_Counted], groups: dict) -> None:
@@ -659,6 +697,7 @@ def count_frames(
     positive,
     item,
     design: str | None = None,
+    repeats: str | None = None,
 ) -> xr.Dataset:
     """Count item tables into a counts dataset: the work of :meth:`JudgeCounts.from_frames`.
 
@@ -668,8 +707,9 @@ def count_frames(
     items by ``item``: see :mod:`bayesjudge.data.design`) and stored in
     ``attrs["design"]``; the joint verdict table is counted with ``item``.
     """
-    _check_options(test, calibration, judge, human, positive, item)
+    _check_options(test, calibration, judge, human, positive, item, repeats)
     design = None if design is None else check_design(design, "design")
+    cal_repeats = None
     groups = {"system": system, "stratum": stratum}
     sources = [
         _open_table(table, name)
@@ -680,11 +720,15 @@ def count_frames(
     tables: list[_Counted] = []
     if test is not None:
         labels = {"judge": judge, "human": human} if one_table else {"judge": judge}
-        tables.append(_count_table(sources[0], labels, groups, positive, item=item))
+        tables.append(
+            _count_table(sources[0], labels, groups, positive, item=item, repeats=repeats)
+        )
     if calibration is not None:
         calib_item = item if item in sources[-1].schema.names() else None
+        # A calibration table's own repeated verdicts (stratified design), by the same column.
+        cal_repeats = repeats if calib_item and repeats in sources[-1].schema.names() else None
         labels = {"judge": judge, "human": human}
-        tables.append(_count_table(sources[-1], labels, groups, positive, item=calib_item))
+        tables.append(_count_table(sources[-1], labels, groups, positive, calib_item, cal_repeats))
     check_positive_held(positive, [use for t in tables for use in t.positive_uses])
     _check_labels_across(tables, groups)
     test_counts = tables[0].per_group if test is not None else {}
@@ -694,12 +738,13 @@ def count_frames(
         calib_counts = tables[0].labelled
         design = one_table_design(design, calib_counts, sources[0].where)
         if item_query is not None:  # an item with a labelled and an unlabelled row
-            check_labelled_ids(tables[0].items, item, sources[0].where)
+            check_labelled_ids(tables[0].items, item, sources[0].where, repeats)
             ids = list({r.item for r in tables[0].items})
             check_once(tables[0].items, _rows_with_ids(item_query, ids), item, sources[0].where)
     elif item_query is not None and tables[-1].items is not None:
-        check_labelled_ids(tables[-1].items, item, sources[-1].where)
+        check_labelled_ids(tables[-1].items, item, sources[-1].where, cal_repeats)
         judged = _judged_rows(item_query, tables[-1].items, sources[0], sources[-1], item)
+        _refuse_matched_repeats(cal_repeats, judged, item)
         overlap = match_labelled(tables[-1].items, judged, item, design)
         design = overlap.design
         if overlap.labelled:
@@ -723,6 +768,12 @@ def count_frames(
     )
     if item_query is None:
         return ds
+    if repeats is not None:  # repeated verdicts: a cluster table, no joint verdict table
+        clusters = clusters_from_query(item_query, systems, strata, item, repeats, sources[0])
+        labelled = tables[0].items if one_table else cal_repeats and tables[-1].items
+        return with_cluster_tables(
+            ds, clusters, labelled, systems, strata, item, repeats, sources[0].where
+        )
     table, matrix = joint_from_frame(item_query, systems, strata, item)
     return ds.assign({JOINT: (JOINT_DIMS, table)}).assign_coords(
         {VERDICT: ((PATTERN, "system"), matrix)}

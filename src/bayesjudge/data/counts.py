@@ -31,6 +31,16 @@ from bayesjudge.data._common import (
     plain_value,
     shared_dims,
 )
+from bayesjudge.data.clusters import (
+    CALIBRATION_CLUSTER_DIMS,
+    CALIBRATION_CLUSTERS,
+    CLUSTERS,
+    POSITIVES,
+    REPEATS,
+    TRUTH,
+    check_calibration_clusters,
+    check_cluster_table,
+)
 from bayesjudge.data.counting import count_frames
 from bayesjudge.data.patterns import (
     all_patterns,
@@ -144,6 +154,11 @@ class JudgeCounts:
     and ``k`` (shared items are among each system's test items) and re-marginalised when
     systems are selected.
 
+    It may also hold the cluster table ``clusters`` (dims ``("system", "stratum", "repeats",
+    "positives")``) of test items judged several times (:meth:`from_frames` with
+    ``repeats=``); ``n`` and ``k`` then count verdicts and must equal the table's totals. See
+    :attr:`clusters`.
+
     Examples
     --------
     >>> import xarray as xr
@@ -168,13 +183,27 @@ class JudgeCounts:
             )
         present = list(dataset.data_vars)
         missing = [f for f in FIELDS if f not in dataset.data_vars]
-        extra = [v for v in present if v not in (*FIELDS, JOINT)]
+        extra = [v for v in present if v not in (*FIELDS, JOINT, CLUSTERS, CALIBRATION_CLUSTERS)]
         if missing or extra:
             raise ValueError(
                 f"The dataset must hold exactly the count variables {list(FIELDS)} (and "
-                f"optionally the joint verdict table {JOINT!r}); missing {missing}, unexpected "
+                f"optionally the joint verdict table {JOINT!r} and the cluster table "
+                f"{CLUSTERS!r} of repeated verdicts, and {CALIBRATION_CLUSTERS!r} of repeated "
+                f"labelled verdicts); missing {missing}, unexpected "
                 f"{extra} (it holds {present}). Rename or drop variables so that exactly these "
                 f"remain."
+            )
+        clusters = dataset[CLUSTERS] if CLUSTERS in dataset.data_vars else None
+        cal_clusters = (
+            dataset[CALIBRATION_CLUSTERS] if CALIBRATION_CLUSTERS in dataset.data_vars else None
+        )
+        if clusters is not None or cal_clusters is not None:
+            dataset = dataset.drop_vars(
+                [
+                    v
+                    for v in (CLUSTERS, CALIBRATION_CLUSTERS, REPEATS, POSITIVES, TRUTH)
+                    if v in dataset.variables
+                ]
             )
         joint = dataset[JOINT] if JOINT in dataset.data_vars else None
         verdict = (
@@ -211,6 +240,21 @@ class JudgeCounts:
         checked = check_counts(arrays, systems.tolist(), strata.tolist())
         data_vars = {f: (DIMS, checked[f]) for f in FIELDS}
         coords = {"system": systems, "stratum": strata}
+        if clusters is not None:
+            table = check_cluster_table(
+                clusters, systems.tolist(), strata.tolist(), checked["n"], checked["k"]
+            )
+            data_vars[CLUSTERS] = ((*DIMS, REPEATS, POSITIVES), table)
+            coords[REPEATS] = clusters[REPEATS].values.astype(np.int64)
+            coords[POSITIVES] = clusters[POSITIVES].values.astype(np.int64)
+        if cal_clusters is not None:
+            table = check_calibration_clusters(
+                cal_clusters, systems.tolist(), strata.tolist(), checked
+            )
+            data_vars[CALIBRATION_CLUSTERS] = (CALIBRATION_CLUSTER_DIMS, table)
+            coords[TRUTH] = np.array([0, 1], dtype=np.int64)
+            coords[REPEATS] = cal_clusters[REPEATS].values.astype(np.int64)
+            coords[POSITIVES] = cal_clusters[POSITIVES].values.astype(np.int64)
         if joint is not None:
             if verdict is not None:
                 verdict = verdict.transpose(PATTERN, "system").values
@@ -363,6 +407,7 @@ class JudgeCounts:
         positive=None,
         item: str | None = None,
         design: str | None = None,
+        repeats: str | None = None,
     ) -> JudgeCounts:
         """Count item-level tables of judge verdicts and human labels.
 
@@ -409,6 +454,19 @@ class JudgeCounts:
             ``item`` ids; a :class:`~bayesjudge.warnings.DesignWarning` says so), else
             ``"stratified"``. ``"random"`` given without ``item`` says that the test table
             holds only the unlabelled items (the labelled ones already removed).
+        repeats : str, optional
+            Name of the test table's column that numbers the repeated verdicts of an item
+            (e.g. ``"epoch"`` of an Inspect log; needs ``item``). Rows with the same item id
+            (within a system) and different ``repeats`` values are verdicts of one item: a
+            cluster. ``n`` and ``k`` then count verdicts, and the cluster table
+            :attr:`clusters` counts the items by number of verdicts and of 'correct' ones
+            (see ``docs/repeated-verdicts.md``). A repeated (item, repeats) pair is an error.
+            In one table with a human column, labelled items may have several verdicts too:
+            their rows carry the item's label, ``m0, tn, m1, tp`` count verdicts and
+            :attr:`calibration_clusters` counts the labelled items per truth; so is a separate
+            calibration table with ``item`` and ``repeats`` columns (stratified design). Not
+            supported yet: such a table whose items are matched to judged items by id, and a
+            joint verdict table (no paired comparisons of clustered counts).
 
         Returns
         -------
@@ -579,6 +637,7 @@ class JudgeCounts:
             positive=positive,
             item=item,
             design=design,
+            repeats=repeats,
         )
         return cls(ds)
 
@@ -611,7 +670,8 @@ class JudgeCounts:
         >>> c["k"].item(), "k" in c, "theta" in c
         (7, True, False)
         """
-        return [*FIELDS, JOINT] if self.has_joint else list(FIELDS)
+        extra = [v for v in (JOINT, CLUSTERS) if v in self._ds.data_vars]
+        return [*FIELDS, *extra]
 
     def __getitem__(self, name: str) -> xr.DataArray:
         if not isinstance(name, str) or name not in self.keys():
@@ -677,6 +737,95 @@ class JudgeCounts:
         False
         """
         return JOINT in self._ds.data_vars
+
+    @property
+    def has_clusters(self) -> bool:
+        """Whether some test or labelled item has several verdicts.
+
+        See :attr:`clusters` and :attr:`calibration_clusters`.
+
+        Examples
+        --------
+        >>> JudgeCounts.from_counts(n=3, k=2).has_clusters
+        False
+        """
+        return any(
+            bool(self._ds[v].sel({REPEATS: slice(2, None)}).sum() > 0)
+            for v in (CLUSTERS, CALIBRATION_CLUSTERS)
+            if v in self._ds.data_vars
+        )
+
+    @property
+    def calibration_clusters(self) -> xr.DataArray | None:
+        """The cluster table of repeated verdicts of the labelled items, or None.
+
+        ``calibration_clusters[system, stratum, truth=t, repeats=r, positives=j]`` counts the
+        labelled items with human label ``t`` (0: incorrect, 1: correct) judged ``r`` times,
+        of which ``j`` verdicts said *correct* (:meth:`from_frames` with ``repeats=`` and
+        labelled rows that repeat an item). With it, ``m0, tn, m1, tp`` count *verdicts*
+        (``m0 = Σ r``, ``tn = Σ (r − j)`` over truth 0; ``m1 = Σ r``, ``tp = Σ j`` over
+        truth 1), so ``q̂0 = tn/m0`` and ``q̂1 = tp/m1`` are per-verdict rates; the labelled
+        *items* per truth are the table's sums over ``repeats`` and ``positives``. See
+        ``docs/repeated-verdicts.md``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> table = pd.DataFrame({"item": [1, 1, 2, 2, 3], "epoch": [1, 2, 1, 2, 1],
+        ...                       "judge": [1, 1, 0, 1, 1], "human": [1, 1, 0, 0, None]})
+        >>> c = JudgeCounts.from_frames(table, item="item", repeats="epoch")
+        >>> c.calibration_clusters.sum(("repeats", "positives")).squeeze().values.tolist()
+        [1, 1]
+        >>> c.m0.item(), c.tn.item(), c.m1.item(), c.tp.item()
+        (2, 1, 2, 2)
+        """
+        return (
+            self._ds[CALIBRATION_CLUSTERS] if CALIBRATION_CLUSTERS in self._ds.data_vars else None
+        )
+
+    @property
+    def clusters(self) -> xr.DataArray | None:
+        """The cluster table of repeated verdicts of the test items, or None.
+
+        ``clusters[system, stratum, repeats=r, positives=j]`` counts the test items judged
+        ``r`` times of which ``j`` verdicts said correct (:meth:`from_frames` with
+        ``repeats=``). With it, :attr:`n` and :attr:`k` count *verdicts* (``Σ r`` and
+        ``Σ j``), so ``p̂ = k/n`` is the share of verdicts called correct; the estimators
+        that know the table (``estimate(method="cluster-delta")``, ``"cluster-bootstrap"``)
+        treat the items as the independent units. See ``docs/repeated-verdicts.md``.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> test = pd.DataFrame({"item": [1, 1, 2, 2], "epoch": [1, 2, 1, 2],
+        ...                      "judge": [1, 1, 0, 1]})
+        >>> c = JudgeCounts.from_frames(test, item="item", repeats="epoch", human=None)
+        >>> c.clusters.sel(repeats=2).squeeze().values.tolist()  # positives 0, 1, 2
+        [0, 1, 1]
+        >>> c.n.item(), c.k.item(), c.has_clusters
+        (4, 3, True)
+        """
+        return self._ds[CLUSTERS] if CLUSTERS in self._ds.data_vars else None
+
+    def without_clusters(self) -> JudgeCounts:
+        """Return these counts with every verdict counted as an independent item.
+
+        ``n`` and ``k`` stay the verdict totals; only the information that verdicts share an
+        item is dropped. Intervals computed from the result understate the uncertainty when
+        verdicts of one item are correlated: use it only to compare with the naive analysis,
+        or when the repeats are known to be independent.
+
+        Examples
+        --------
+        >>> import pandas as pd
+        >>> test = pd.DataFrame({"item": [1, 1], "epoch": [1, 2], "judge": [1, 0]})
+        >>> c = JudgeCounts.from_frames(test, item="item", repeats="epoch", human=None)
+        >>> c.without_clusters().has_clusters, c.without_clusters().n.item()
+        (False, 2)
+        """
+        names = (CLUSTERS, CALIBRATION_CLUSTERS, REPEATS, POSITIVES, TRUTH)
+        ds = self._ds.drop_vars([v for v in names if v in self._ds.variables])
+        return JudgeCounts(ds)
 
     @property
     def joint(self) -> xr.DataArray | None:
@@ -928,6 +1077,18 @@ class JudgeCounts:
         else:
             items = (
                 f"{n_test} test items, {n_cal} calibration items (stratified calibration design)"
+            )
+        if CLUSTERS in self._ds.data_vars:
+            n_items = int(self._ds[CLUSTERS].sum())
+            items = f"{n_test} verdicts of {n_items} repeatedly judged items; " + items.replace(
+                f"{n_test} test items, ", ""
+            ).replace(f"{n_test} unlabelled items, ", "")
+        if CALIBRATION_CLUSTERS in self._ds.data_vars:
+            n_items = int(self._ds[CALIBRATION_CLUSTERS].sum())
+            items = items.replace(
+                f"{n_cal} labelled items", f"{n_cal} verdicts of {n_items} labelled items"
+            ).replace(
+                f"{n_cal} calibration items", f"{n_cal} verdicts of {n_items} calibration items"
             )
         return (
             f"JudgeCounts: {s} system{'s' if s != 1 else ''} × {t} "
@@ -1190,6 +1351,16 @@ class JudgeCounts:
         ds.update(self._summed_calibration(dims))
         ds.attrs[SHARED_ATTR] = ",".join(d for d in self.calibration_shared_over if d not in dims)
         ds = ds.expand_dims({d: [POOLED_LABEL] for d in dims}).transpose(*DIMS)
+        if CLUSTERS in self._ds.data_vars:  # items of pooled groups stay distinct items
+            pooled = self._ds[CLUSTERS].sum(dims).expand_dims({d: [POOLED_LABEL] for d in dims})
+            ds = ds.assign({CLUSTERS: pooled.transpose(*DIMS, REPEATS, POSITIVES)})
+        if CALIBRATION_CLUSTERS in self._ds.data_vars:  # as _summed_calibration: shared once
+            shared = self.calibration_shared_over
+            cal = self._ds[CALIBRATION_CLUSTERS].isel({d: 0 for d in dims if d in shared})
+            cal = cal.drop_vars([d for d in dims if d in shared])
+            cal = cal.sum([d for d in dims if d not in shared])
+            cal = cal.expand_dims({d: [POOLED_LABEL] for d in dims})
+            ds = ds.assign({CALIBRATION_CLUSTERS: cal.transpose(*CALIBRATION_CLUSTER_DIMS)})
         if self.has_joint and "system" not in dims:  # pooled systems have no joint verdicts
             joint = self._ds[JOINT].sum("stratum").expand_dims(stratum=[POOLED_LABEL])
             ds = ds.assign({JOINT: joint.transpose(*JOINT_DIMS)})
@@ -1256,6 +1427,7 @@ class JudgeCounts:
                     f"{theirs!r}). Give calibration for every {dim}, or a single pooled group "
                     f"(e.g. other.pool({dim!r})) to share across all of them."
                 )
+        _refuse_calibration_clusters("with_calibration_from", self, other)
         ds = self._ds.copy()
         for f in CALIBRATION_FIELDS:
             ds[f] = src[f].broadcast_like(self._ds[f]).transpose(*DIMS)
@@ -1298,6 +1470,7 @@ class JudgeCounts:
         [50, 50]
         """
         dims = dims_arg(dim)
+        _refuse_calibration_clusters("pooled_calibration", self)
         pooled = self.shared_calibration_counts(set(dims) | set(self.calibration_shared_over))
         ds = self._ds.copy()
         for f in CALIBRATION_FIELDS:
@@ -1329,3 +1502,15 @@ class JudgeCounts:
              b 20  9
         """
         return self._ds[list(FIELDS)].to_dataframe().reset_index()[[*DIMS, *FIELDS]]
+
+
+def _refuse_calibration_clusters(what: str, *counts: JudgeCounts) -> None:
+    """Refuse an operation that would treat repeated labelled verdicts as labelled items."""
+    if any(c.calibration_clusters is not None for c in counts):
+        raise ValueError(
+            f"{what}: these counts hold labelled items judged several times "
+            f"(calibration_clusters), whose m0, tn, m1, tp count verdicts; moving or pooling "
+            f"those totals alone would drop which verdicts share an item. Not supported yet: "
+            f"count the tables together with JudgeCounts.from_frames(..., repeats=...), or "
+            f"pass counts.without_clusters() to treat every verdict as an item on purpose."
+        )

@@ -78,6 +78,7 @@ class LabelledRow(NamedTuple):
     item: Any
     verdict: int
     truth: int
+    repeat: Any = None  # the repeat number (from_frames(repeats=...)), else None
 
 
 class JudgedRow(NamedTuple):
@@ -99,8 +100,23 @@ class Overlap(NamedTuple):
     n_labelled: int  # labelled items matched
 
 
-def check_labelled_ids(rows: list[LabelledRow], column: str, where: str) -> None:
-    """Refuse missing and repeated item ids of the calibration table (with ``item=``)."""
+# Added to the repeated-id errors of labelled items: what to do with repeated verdicts.
+REPEATED_LABELLED = (
+    " Labelled items judged several times (repeats=, e.g. Inspect epochs) are counted from one "
+    "table whose labelled rows carry the human label on every verdict of the item "
+    "(from_frames(table, item=..., repeats=...)); a separate calibration table, or one matched "
+    "by item ids, needs one verdict per labelled item."
+)
+
+
+def check_labelled_ids(
+    rows: list[LabelledRow], column: str, where: str, repeats: str | None = None
+) -> None:
+    """Refuse missing and repeated item ids of the calibration table (with ``item=``).
+
+    With ``repeats`` (one table, labelled items judged several times) an item may have
+    several rows; a repeated (item, repeat) pair is refused instead.
+    """
     missing = sum(is_blank(r.item) for r in rows)
     if missing:
         raise ValueError(
@@ -114,6 +130,19 @@ def check_labelled_ids(rows: list[LabelledRow], column: str, where: str) -> None
                 else "."
             )
         )
+    if repeats is not None:
+        twice = Counter((r.system, r.item, r.repeat) for r in rows)
+        pairs = [(s, i, e, c) for (s, i, e), c in twice.items() if c > 1]
+        if pairs:
+            shown = ", ".join(
+                f"item {i!r} {repeats}={e!r} (system {s!r}, {c} rows)" for s, i, e, c in pairs[:5]
+            )
+            raise ValueError(
+                f"In the labelled rows of the {where}, {len(pairs)} (item, {repeats}) pairs "
+                f"occur more than once: {shown}{' …' if len(pairs) > 5 else ''}. Each verdict "
+                f"of an item needs its own {repeats!r} value; remove duplicate rows."
+            )
+        return
     seen = Counter((r.system, r.item) for r in rows)
     repeated = [(s, i, c) for (s, i), c in seen.items() if c > 1]
     if repeated:
@@ -123,6 +152,7 @@ def check_labelled_ids(rows: list[LabelledRow], column: str, where: str) -> None
             f"or a labelled item would be counted more than once; {len(repeated)} repeat: "
             f"{shown}{' …' if len(repeated) > 5 else ''}. Keep one row per item (e.g. the "
             f"majority of several raters' labels), or give distinct items distinct ids."
+            + REPEATED_LABELLED
         )
 
 
@@ -221,7 +251,7 @@ def match_labelled(
         raise ValueError(
             f"Item ids in column {column!r} must be unique within each system of the test "
             f"table; {len(repeated)} labelled items repeat there: {shown}. Remove the "
-            f"duplicate rows, or give distinct items distinct ids."
+            f"duplicate rows, or give distinct items distinct ids." + REPEATED_LABELLED
         )
     pairs = [
         (lab, by_key[(lab.system, lab.item)][0])

@@ -233,7 +233,10 @@ def _joint_from_items(rows, systems, strata, item_column: str):
         raise ValueError(
             f"Item ids in column {item_column!r} must be unique within each system; "
             f"{len(repeated)} repeat: {shown}{' …' if len(repeated) > 5 else ''}. Remove the "
-            f"duplicate rows, or give distinct items distinct ids."
+            f"duplicate rows, or give distinct items distinct ids. If the rows are repeated "
+            f"verdicts of one item (Inspect epochs, several samples per prompt), pass "
+            f"repeats=<the column numbering them>, e.g. repeats='epoch': they are then counted "
+            f"as one item judged several times."
         )
     item_strata: dict[Any, set] = defaultdict(set)
     item_verdicts: dict[Any, dict] = defaultdict(dict)

@@ -32,27 +32,33 @@ from dataclasses import dataclass
 import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
+from scipy.special import gammaln
 
 from bayesjudge.core._validation import check_design
 from bayesjudge.data import (
     DEFAULT_DESIGN,
     DIMS,
     MAX_PAIRED_SYSTEMS,
+    CategoricalCounts,
     JudgeCounts,
     pattern_matrix,
     verdict_patterns,
 )
+from bayesjudge.models.categorical import build_categorical_model
 from bayesjudge.models.priors import Priors
 from bayesjudge.warnings import BayesJudgeWarning, LowJudgeQualityWarning, SmallSampleWarning
 
 __all__ = [
     "CALIBRATIONS",
+    "ITEM_ICC_PRIOR",
     "MAX_PAIRED_SYSTEMS",
     "MODELS",
     "ModelSpec",
     "aggregate_weights",
     "build_from_config",
+    "build_item_effect_model",
     "build_model",
+    "cluster_cells",
     "model_config",
     "paired_cells",
 ]
@@ -627,6 +633,16 @@ def build_model(
     >>> sorted(v.name for v in bj.build_model(random).observed_RVs)
     ['k', 'tn', 'tp', 'truth']
     """
+    if isinstance(counts, CategoricalCounts):
+        if aggregate != "auto" or judge_better_than_chance or paired is not None:
+            raise ValueError(
+                "aggregate=, judge_better_than_chance= and paired= are options of binary "
+                "counts; K-category counts (CategoricalCounts) take calibration=, pool_over= "
+                "and priors= here (confusion= and scores=: build_categorical_model)."
+            )
+        return build_categorical_model(
+            counts, calibration=calibration, pool_over=pool_over, priors=priors
+        )
     counts = JudgeCounts(counts)
     paired = resolve_paired(counts, paired)
     config = model_config(
@@ -902,3 +918,140 @@ def _hierarchical_q(name: str, priors: Priors, kept: tuple[str, ...]):
     z = pm.Normal(f"{name}_z", *_f64([0.0, 1.0]), dims=DIMS)
     logit = _expand(mu, kept) + _expand(sigma, kept) * z
     return pm.Deterministic(name, pm.math.invlogit(logit), dims=DIMS)
+
+
+# ------------------------------------------------------------ repeated verdicts of an item
+
+#: Prior of the intra-item correlation ρ = 1 / (κ + 1) of the item-effect model: Beta(1, 2),
+#: weakly informative (mean 1/3, density falling to 0 at ρ = 1, flat enough near 0 that a
+#: judge without item effect is not pulled away from ρ ≈ 0).
+ITEM_ICC_PRIOR = (1.0, 2.0)
+
+
+def cluster_cells(counts: JudgeCounts) -> dict[str, np.ndarray]:
+    """Return the non-empty cells of the cluster table as flat arrays (item-effect model).
+
+    Returns ``system``, ``stratum`` (group indices), ``r``, ``k`` and ``count`` (items with
+    ``r`` verdicts, ``k`` of them 'correct') and ``log_choose`` (log C(r, k)), one entry per
+    cell with ``count > 0``. Counts without a cluster table give one verdict per item.
+    """
+    if counts.clusters is not None:
+        table = counts.clusters.transpose(*DIMS, "repeats", "positives").values
+    else:
+        n, k = (counts.dataset[v].values for v in ("n", "k"))
+        table = np.stack([n - k, k], axis=-1)[..., None, :]
+    i, j, r0, k = np.nonzero(table)
+    r = r0 + 1
+    log_choose = gammaln(r + 1) - gammaln(k + 1) - gammaln(r - k + 1)
+    return {"system": i, "stratum": j, "r": r, "k": k, "count": table[i, j, r0, k],
+            "log_choose": log_choose}  # fmt: skip
+
+
+def _log_beta_binomial(k, r, a, b, log_choose):
+    """Return log BetaBinomial(k; r, a, b) (pytensor), with the constant log C(r, k) given."""
+
+    def betaln(x, y):
+        return pt.gammaln(x) + pt.gammaln(y) - pt.gammaln(x + y)
+
+    return log_choose + betaln(k + a, r - k + b) - betaln(a, b)
+
+
+def build_item_effect_model(counts: JudgeCounts, priors: Priors | None = None) -> pm.Model:
+    """Build the separate-calibration model with an item effect on the judge's verdicts.
+
+    For counts with repeated verdicts of an item (:attr:`JudgeCounts.clusters`): each test
+    item is truly correct with probability θ and has its own propensity to be called correct,
+    ``π ~ Beta(μκ, (1 − μ)κ)`` with ``μ = q1`` if it is truly correct and ``1 − q0`` if not;
+    its ``r`` verdicts are Bernoulli(π). Integrating π and the item's truth, an item with
+    ``k`` 'correct' verdicts of ``r`` contributes::
+
+        θ · BetaBinomial(k; r, q1 κ, (1 − q1) κ) + (1 − θ) · BetaBinomial(k; r, (1 − q0) κ, q0 κ)
+
+    (a Potential ``clusters`` sums these over the cluster table's cells, times the number of
+    items in each). ``κ = (1 − ρ)/ρ`` with the intra-item correlation ``item_icc`` ρ ~
+    :data:`ITEM_ICC_PRIOR` per group. q0, q1 keep their meaning (the per-verdict error rates:
+    an item's single verdict is Bernoulli(μ)) and are informed by the calibration counts as in
+    the separate model (one verdict per labelled item); under the random labelling design the
+    truth counts are Binomial(m0 + m1, θ) too.
+
+    Parameters
+    ----------
+    counts : JudgeCounts
+        Counts, usually with a cluster table (``from_frames(..., repeats="epoch")``); without
+        one every item has one verdict and the likelihood of the test counts is the separate
+        model's Binomial up to a constant (checked in the tests).
+    priors : Priors, optional
+        Priors of θ, q0, q1 (Beta); known q's are not supported here.
+
+    Returns
+    -------
+    pymc.Model
+        Coords ``system``, ``stratum``, ``cell``; free ``theta``, ``q0``, ``q1``, ``item_icc``
+        (all dims ``(system, stratum)``), deterministic ``p``, ``youden``, ``concentration``
+        (κ); the Potential ``clusters`` and observed ``tn``, ``tp`` (and ``truth`` under the
+        random design).
+
+    Raises
+    ------
+    ValueError
+        For counts with a shared calibration set or a joint verdict table, and known q's.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import bayesjudge as bj
+    >>> from bayesjudge.models.build import build_item_effect_model
+    >>> test = pd.DataFrame({"item": [1, 1, 2, 2], "epoch": [1, 2, 1, 2], "judge": [1, 1, 0, 1]})
+    >>> calib = pd.DataFrame({"judge": [1, 0, 1, 0], "human": [1, 0, 1, 1]})
+    >>> counts = bj.JudgeCounts.from_frames(test, calib, item="item", repeats="epoch")
+    >>> model = build_item_effect_model(counts)
+    >>> sorted(v.name for v in model.free_RVs)
+    ['item_icc', 'q0', 'q1', 'theta']
+    """
+    counts = JudgeCounts(counts)
+    priors = Priors() if priors is None else priors
+    if counts.calibration_clusters is not None:
+        raise ValueError(
+            "The item-effect model takes one verdict per labelled item; these counts hold "
+            "labelled items judged several times (counts.calibration_clusters), whose m0, tn, "
+            "m1, tp count verdicts. Use bj.estimate(counts) (cluster-delta / "
+            "cluster-bootstrap, which treat labelled items as clusters too), or keep one "
+            "verdict per labelled item (e.g. its first epoch) in the labelled rows."
+        )
+    if counts.calibration_shared_over or counts.has_joint:
+        raise ValueError(
+            "The item-effect model keeps each group's own calibration set and no pairing of "
+            "systems; these counts carry a shared calibration set or a joint verdict table. "
+            "Give each group its own calibration counts (and drop the joint table)."
+        )
+    if priors.known("q0") or priors.known("q1"):
+        raise ValueError("The item-effect model needs Beta priors of q0 and q1, not known q's.")
+    ds = counts.dataset
+    cells = cluster_cells(counts)
+    coords = {"system": counts.systems, "stratum": counts.strata,
+              "cell": np.arange(cells["r"].size)}  # fmt: skip
+    with pm.Model(coords=coords) as model:
+        m0 = pm.Data("m0", ds["m0"].values, dims=DIMS)
+        m1 = pm.Data("m1", ds["m1"].values, dims=DIMS)
+        tn_obs = pm.Data("tn_observed", ds["tn"].values, dims=DIMS)
+        tp_obs = pm.Data("tp_observed", ds["tp"].values, dims=DIMS)
+        data = {name: pm.Data(f"cell_{name}", cells[name], dims="cell")
+                for name in ("system", "stratum", "r", "k", "count", "log_choose")}  # fmt: skip
+        theta = pm.Beta("theta", *_f64(priors.theta), dims=DIMS)
+        q0, q1 = _beta_qs(priors, DIMS, judge_better_than_chance=False)
+        icc = pm.Beta("item_icc", *_f64(ITEM_ICC_PRIOR), dims=DIMS)
+        kappa = pm.Deterministic("concentration", (1 - icc) / icc, dims=DIMS)
+        pm.Deterministic("youden", q0 + q1 - 1, dims=DIMS)
+        pm.Deterministic("p", theta * q1 + (1 - theta) * (1 - q0), dims=DIMS)
+        g = (data["system"], data["stratum"])
+        th, a0, a1, kap = theta[g], q0[g], q1[g], kappa[g]
+        r, k, lc = data["r"], data["k"], data["log_choose"]
+        correct = pt.log(th) + _log_beta_binomial(k, r, a1 * kap, (1 - a1) * kap, lc)
+        wrong = pt.log1p(-th) + _log_beta_binomial(k, r, (1 - a0) * kap, a0 * kap, lc)
+        item_logp = pt.logaddexp(correct, wrong)
+        pm.Potential("clusters", (data["count"] * item_logp).sum())
+        pm.Binomial("tn", n=m0, p=q0, observed=tn_obs, dims=DIMS)
+        pm.Binomial("tp", n=m1, p=q1, observed=tp_obs, dims=DIMS)
+        if counts.design == "random":
+            pm.Binomial("truth", n=m0 + m1, p=theta, observed=m1, dims=DIMS)
+    return model

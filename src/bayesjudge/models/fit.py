@@ -34,7 +34,7 @@ from bayesjudge.core.exact import (
     hdi,
     test_set_theta_draws,
 )
-from bayesjudge.data import DEFAULT_DESIGN, DIMS, JudgeCounts
+from bayesjudge.data import DEFAULT_DESIGN, DIMS, CategoricalCounts, JudgeCounts
 from bayesjudge.diagnostics import check_pooled_calibration, judge_diagnostics
 from bayesjudge.models.build import (
     aggregate_weights,
@@ -44,6 +44,7 @@ from bayesjudge.models.build import (
     paired_cells,
     resolve_paired,
 )
+from bayesjudge.models.categorical import fit_categorical
 from bayesjudge.models.priors import Priors
 from bayesjudge.plots import plot_ppc
 from bayesjudge.report import write_report
@@ -456,8 +457,15 @@ def fit(
     progressbar: bool | None = None,
     method: str = "mcmc",
     estimand: str = "population",
+    confusion: str = "free",
+    scores=None,
 ) -> Fit:
     """Fit the Bayesian model of θ, q0, q1 to judge counts by MCMC (NUTS) or exactly.
+
+    K-category counts (:class:`~bayesjudge.CategoricalCounts`) are handed to
+    :func:`bayesjudge.models.categorical.fit_categorical` (θ ~ Dirichlet, confusion rows
+    ~ Dirichlet; ``confusion=`` ``"free"``, ``"symmetric"`` or ``"ordinal"``, ``scores=``),
+    which returns a ``CategoricalFit``.
 
     The labelling design of the counts (:attr:`JudgeCounts.design`) is part of the model:
     under ``"random"`` the truth counts of the labelled items, m1 ~ Binomial(m0 + m1, θ),
@@ -572,7 +580,32 @@ def fit(
     >>> result.compare  # doctest: +ELLIPSIS
     <bound method Fit.compare of <bayesjudge.Fit calibration='separate' systems=1 ...>>
     """
+    if isinstance(counts, CategoricalCounts):
+        _check_categorical_options(
+            aggregate=aggregate, judge_better_than_chance=judge_better_than_chance,
+            paired=paired, sampler=sampler, method=method, estimand=estimand,
+        )  # fmt: skip
+        return fit_categorical(
+            counts, calibration=calibration, pool_over=pool_over, confusion=confusion,
+            priors=priors, scores=scores, draws=draws, tune=tune, chains=chains,
+            random_seed=random_seed, target_accept=target_accept, progressbar=progressbar,
+        )  # fmt: skip
+    if confusion != "free" or scores is not None:
+        raise ValueError(
+            "confusion= and scores= are options of K-category counts (CategoricalCounts); "
+            "binary counts have q0, q1. Drop them, or build a CategoricalCounts."
+        )
     counts = JudgeCounts(counts)
+    if counts.has_clusters:
+        raise ValueError(
+            "These counts hold repeated verdicts of an item (counts.clusters), whose verdicts "
+            "are correlated; the models of fit() count every verdict as an independent item "
+            "and would understate the uncertainty. Use the item-effect model "
+            "(bayesjudge.models.item_effect.fit_item_effect(counts), built by "
+            "build_item_effect_model; docs/repeated-verdicts.md), bj.estimate(counts) "
+            "(cluster-robust closed forms), or pass counts.without_clusters() to treat the "
+            "verdicts as independent items on purpose."
+        )
     paired = resolve_paired(counts, paired)
     config = model_config(
         calibration, pool_over, priors, aggregate, judge_better_than_chance, paired,
@@ -2008,3 +2041,17 @@ def load(path) -> Fit:
             f"holds {sorted(stored)}; it was written by an incompatible version."
         )
     return result
+
+
+def _check_categorical_options(**given) -> None:
+    """Refuse the binary-only options of ``fit`` for K-category counts, naming them."""
+    defaults = {"aggregate": "auto", "judge_better_than_chance": False, "paired": None,
+                "sampler": "nutpie", "method": "mcmc", "estimand": "population"}  # fmt: skip
+    changed = {name: value for name, value in given.items() if value != defaults[name]}
+    if changed:
+        shown = ", ".join(f"{name}={value!r}" for name, value in changed.items())
+        raise ValueError(
+            f"{shown}: not available for K-category counts (CategoricalCounts), which are fitted "
+            "by NUTS (nutpie) per (system, stratum) group with the population estimand. Drop "
+            "these options; see bayesjudge.models.categorical.fit_categorical."
+        )

@@ -113,7 +113,7 @@ def build_report(
     ...                             system=["a", "b"], random_seed=3)
     >>> report = build_report(counts, random_seed=1, n_resamples=2000)
     >>> [s.key for s in report.sections][:3]
-    ['estimand', 'design', 'intervals']
+    ['bottom_line', 'estimand', 'design']
     >>> report.tables["theta"][["system", "corrected"]].round(3).values.tolist()
     [['a', 0.612], ['b', 0.804]]
     """
@@ -157,6 +157,9 @@ def build_report(
             )
     if pairs is not None:
         tables["all_pairs"] = _tables.all_pairs_table(counts, alpha)
+    tables["bottom_line"] = _tables.bottom_line_table(
+        counts, fit, tables["theta"], freq, ci_prob, total=tables.get("theta_total")
+    )
     _step(bar, "diagnostics")
     records, diag = _tables.diagnoses(
         counts, fit, alpha, target_width, random_seed, notes, freq, pairs

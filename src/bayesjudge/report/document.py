@@ -30,8 +30,10 @@ from bayesjudge._text import (
 __all__ = ["SECTIONS", "Report", "ReportSection"]
 
 #: The report's sections, in order: key and title. Every report has all of them; a section
-#: whose content does not apply (e.g. comparisons of a single system) says why.
+#: whose content does not apply (e.g. comparisons of a single system) says why. The bottom
+#: line (unnumbered) comes first: the answer before the methods.
 SECTIONS = {
+    "bottom_line": "The bottom line",
     "estimand": "1. Estimand",
     "design": "2. Data and calibration design",
     "intervals": "3. Estimators and intervals",
@@ -362,7 +364,7 @@ def _display(frame: pd.DataFrame) -> pd.DataFrame:
 
 #: Text columns that hold the report's own words; every other text cell is user data (names,
 #: messages quoting them) and is escaped when rendered.
-_OWN_TEXT = frozenset({"setting", "method", "variable", "code", "level", "comparison"})
+_OWN_TEXT = frozenset({"setting", "method", "variable", "code", "level", "comparison", "settled"})
 
 
 #: Column headers of the rendered tables (the numeric tables keep the short names).

@@ -13,16 +13,51 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from bayesjudge._text import format_probability
 from bayesjudge.core.kernels import LOW_J_THRESHOLD
 from bayesjudge.data import MAX_PAIRED_SYSTEMS
 from bayesjudge.report.document import SECTIONS, Plain, ReportSection
-from bayesjudge.report.tables import diagnosis_level
+from bayesjudge.report.tables import (
+    BOTTOM_LINE_MAX_SYSTEMS,
+    SETTLED_PROBABILITY,
+    diagnosis_level,
+)
 
-__all__ = ["write_sections"]
+__all__ = ["WARNING_PRIORITY", "most_important_warning", "write_sections"]
 
 #: A warning code with more records than this is summarised: its first message in full, then
 #: one table row per record with its numbers (keeps a report of many systems readable).
 _MAX_BULLETS_PER_CODE = 3
+
+#: The order of importance of the warnings, most important first: the bottom line names the
+#: first warning found in this order (a record's code is ``check_comparison``'s code or the
+#: estimator's warning class). Why this order: a warning ranks higher the more of the
+#: headline numbers it can make wrong, not merely wide.
+#:
+#: 1. the sampler did not converge: every posterior number may be wrong;
+#: 2. low judge quality: θ is barely identified and every corrected error is amplified 1/J;
+#: 3. calibration pooled over systems that the data say differ: Δθ, hence the ranking, is
+#:    biased (Fiedler App. C);
+#: 4. missing labels or empty groups: some numbers are missing or rest on very few items;
+#: 5. a calibration set too small for the target width: honest but wide intervals;
+#: 6. a design remark, then anything not listed here;
+#: 7. near ties: the bottom line's ranking already says which steps are not settled.
+#:
+#: Within one rank an ``error`` comes before a ``warning``, a ``warning`` before a
+#: ``caution``, then the report's own order.
+WARNING_PRIORITY = (
+    ("ConvergenceWarning",),
+    ("low_j", "LowJudgeQualityWarning"),
+    ("PooledCalibrationWarning", "calibration_design", "CalibrationDesignWarning"),
+    ("MissingLabelWarning", "SmallSampleWarning"),
+    ("calibration_size", "CalibrationSizeWarning"),
+    ("DesignWarning",),
+    ("near_tie", "NearTieWarning"),
+)
+_LEVEL_ORDER = {"error": 0, "warning": 1, "caution": 2, "info": 3}
+
+#: Strata whose ranking the bottom line spells out (the table has every stratum's rows).
+_BOTTOM_LINE_MAX_STRATA = 5
 
 #: The diagnosis code (warning class) of ``check_pooled_calibration``'s warning.
 _POOLED_CODE = "PooledCalibrationWarning"
@@ -107,6 +142,7 @@ def write_sections(
         tuple(pooled_dims),
     )  # fmt: skip
     writers = {
+        "bottom_line": _write_bottom_line,
         "estimand": _write_estimand,
         "design": _write_design,
         "intervals": _write_intervals,
@@ -123,6 +159,100 @@ def write_sections(
         writers[key](section, c)
         sections.append(section)
     return sections
+
+
+def most_important_warning(records):
+    """Return the record that matters most by :data:`WARNING_PRIORITY` (None without any)."""
+    rank = {code: i for i, codes in enumerate(WARNING_PRIORITY) for code in codes}
+    unlisted = rank["near_tie"]  # unlisted codes go after the listed ones but before ties
+
+    def key(item):
+        position, record = item
+        code = str(getattr(record, "code", ""))
+        level = _LEVEL_ORDER.get(diagnosis_level(record), len(_LEVEL_ORDER))
+        return (rank.get(code, unlisted - 0.5), level, position)
+
+    ordered = sorted(enumerate(records), key=key)
+    return ordered[0][1] if ordered else None
+
+
+def _write_bottom_line(s: ReportSection, c: _Context) -> None:
+    """Write the answer first: θ best first, how sure the order is, the main warning."""
+    table = c.tables["bottom_line"]
+    if c.bayes:
+        how = "exact posterior" if c.fit.config.get("method") == "exact" else "MCMC"
+        what = f"the Bayesian posterior mean ({how}) with its {c.pct} equal-tailed interval"
+        rule = f"P(θ_this > θ_next) ≥ {SETTLED_PROBABILITY:g}"
+    else:
+        what = f"the closed form {c.corrected_label} with its {c.pct} interval"
+        rule = f"the {c.pct} interval of Δθ to the next excludes 0"
+    s.text(
+        f"True accuracy θ, corrected for the judge's errors: {what}; best first"
+        + (" in each stratum" if c.n_strata > 1 else "")
+        + (
+            f". A step of the ranking is **settled** when {rule}."
+            if c.n_systems > 1
+            else ". One system: nothing to rank."
+        )
+    )
+    hidden = table.attrs.get("hidden", 0)
+    caption = "θ per system, best first" + (
+        f" (the top {BOTTOM_LINE_MAX_SYSTEMS}; {hidden} more rows in section 4)" if hidden else ""
+    )
+    s.table("bottom_line", caption + ".")
+    if c.n_systems > 1:
+        s.bullets(_ranking_lines(table, c))
+    record = most_important_warning(c.records)
+    if record is None:
+        s.text("No warnings (section 7).")
+        return
+    others = len(c.records) - 1
+    more = f"; {others} more in section 7" if others else "; section 7 says what to do"
+    s.text([
+        f"**Warning that matters most** ({diagnosis_level(record)} "
+        f"`{getattr(record, 'code', '')}`{more}): ",
+        Plain(record.message),
+    ])  # fmt: skip
+
+
+def _ranking_lines(table: pd.DataFrame, c: _Context) -> list:
+    """One line per stratum: the order, and whether every step of it is settled."""
+    lines = []
+    strata = list(dict.fromkeys(table["stratum"])) if "stratum" in table else [None]
+    for i, stratum in enumerate(strata[:_BOTTOM_LINE_MAX_STRATA]):
+        rows = table if stratum is None else table[table["stratum"] == stratum]
+        if stratum is None:
+            parts: list = ["Ranking: "]
+        elif i == 0 and table.attrs.get("total"):
+            parts = [f"Ranking over {stratum}: "]
+        else:
+            parts = ["Ranking in stratum “", Plain(stratum), "”: "]
+        for i, name in enumerate(rows["system"]):
+            parts += [" > " if i else "", "“", Plain(name), "”"]
+        if table.attrs.get("hidden"):
+            parts.append(" > …")
+        steps = rows.iloc[:-1]
+        open_steps = steps[steps["settled"] != "yes"]
+        if open_steps.empty:
+            parts.append(" — **settled** (every step)")
+        else:
+            first = open_steps.iloc[0]
+            nxt = rows["system"].iloc[rows.index.get_loc(first.name) + 1]
+            if "prob_greater" in rows and first["prob_greater"] == first["prob_greater"]:
+                sure = f"P(θ_a > θ_b) {format_probability(first['prob_greater'], relation=True)}"
+            else:
+                sure = "its Δθ interval includes 0 or is unknown"
+            parts += [
+                f" — **not settled** ({len(open_steps)} of {len(steps)} steps): “",
+                Plain(first["system"]),
+                "” over “",
+                Plain(nxt),
+                f"”: {sure}",
+            ]
+        lines.append(parts)
+    if len(strata) > _BOTTOM_LINE_MAX_STRATA:
+        lines.append(f"… and {len(strata) - _BOTTOM_LINE_MAX_STRATA} more strata in the table.")
+    return lines
 
 
 def _write_estimand(s: ReportSection, c: _Context) -> None:
@@ -292,6 +422,15 @@ _CORRECTED_TEXT = {
     "ppi++": "**PPI++ θ̂ with its Wald interval** (prediction-powered inference, power-tuned "
     "λ): valid where the labelled items are a random subset of the judged ones; carries "
     "test-set and labelled-set sampling.",
+    "cluster-delta": "**Rogan–Gladen θ̂ on p̂ = Σk/Σr with a cluster-robust Wald interval "
+    "(items as the units)**: the items were judged several times (repeated verdicts, e.g. "
+    "epochs), so p̂ pools every verdict and its variance is that of a ratio of cluster sums "
+    "(`bayesjudge.core.cluster.cluster_delta`); treating the verdicts as independent items "
+    "would understate the uncertainty.",
+    "cluster-bootstrap": "**Rogan–Gladen θ̂ on p̂ = Σk/Σr with a percentile cluster bootstrap "
+    "(items resampled with all their verdicts)**: the items were judged several times "
+    "(repeated verdicts, e.g. epochs), so the interval resamples items, not verdicts, and the "
+    "calibration set (`bayesjudge.core.cluster.cluster_bootstrap`).",
 }
 
 

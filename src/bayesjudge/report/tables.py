@@ -37,13 +37,26 @@ from bayesjudge.estimate import estimate
 from bayesjudge.report.document import Plain
 from bayesjudge.warnings import BayesJudgeWarning
 
-__all__ = ["ALL_PAIRS_MAX_SYSTEMS", "comparison_rows"]
+__all__ = ["ALL_PAIRS_MAX_SYSTEMS", "BOTTOM_LINE_MAX_SYSTEMS", "SETTLED_PROBABILITY",
+           "comparison_rows"]  # fmt: skip
 
 #: Up to this many systems the report compares every pair (45 pairs for 10 systems). Beyond,
 #: the number of pairs grows quadratically (300 systems: 44,850), so the report compares each
 #: system with the best one and with its neighbours in rank (2K − 3 pairs), and writes the
 #: closed-form Δθ and ΔJ of every pair to ``comparisons_all_pairs.csv`` beside the report.
 ALL_PAIRS_MAX_SYSTEMS = 10
+
+#: With a fit, a step of the ranking is settled when P(θ_a > θ_b) reaches this (the default
+#: threshold of the CI gate, ``bayesjudge compare --min-probability``); without one, when the
+#: closed-form Δθ interval excludes 0.
+SETTLED_PROBABILITY = 0.95
+
+#: The stratum label of the bottom line's ranking by θ over strata (a fit's ``theta_total``),
+#: as in the Δθ table.
+TOTAL_LABEL = "all strata (θ_total)"
+
+#: The bottom line lists this many systems per stratum, best first.
+BOTTOM_LINE_MAX_SYSTEMS = 10
 
 _FIELDS = ("n", "k", "m0", "tn", "m1", "tp")
 _CAL = ("tn", "m0", "tp", "m1")
@@ -84,6 +97,8 @@ CORRECTED_LABELS = {
     "likelihood": ("maximum-likelihood θ̂ [profile likelihood]", "profile likelihood"),
     "ppi++": ("PPI++ θ̂ [Wald]", "PPI++"),
     "bootstrap": ("Rogan–Gladen θ̂ [bootstrap]", "bootstrap"),
+    "cluster-delta": ("Rogan–Gladen θ̂ [cluster-robust Wald]", "cluster delta"),
+    "cluster-bootstrap": ("Rogan–Gladen θ̂ [cluster bootstrap]", "cluster bootstrap"),
 }
 
 #: The human-only baseline in the θ table and the forest plot (random labelling design).
@@ -95,6 +110,10 @@ _SETTINGS_TEXT = {
     "likelihood": "maximum-likelihood θ̂ with profile-likelihood interval",
     "ppi++": "PPI++ θ̂ with Wald interval",
     "bootstrap": "Rogan–Gladen θ̂ with percentile bootstrap interval",
+    "cluster-delta": "Rogan–Gladen θ̂ on p̂ = Σk/Σr with a cluster-robust Wald interval "
+    "(items as the units)",
+    "cluster-bootstrap": "Rogan–Gladen θ̂ on p̂ = Σk/Σr with a percentile cluster bootstrap "
+    "(items resampled with all their verdicts)",
 }
 
 #: The header of the ratio of the corrected interval's width to the human-only one's.
@@ -415,7 +434,7 @@ def difference_table(counts, alpha, fit, ci_prob, comparison, collected, pairs=N
         frame = frame.merge(bayes, on=["pair", "stratum"], how="left")
         if total_var in fit.posterior.data_vars:
             total = _posterior_columns(fit, total_var, ci_prob, "bayes_difference", pairs)
-            total["stratum"] = "all strata (θ_total)"
+            total["stratum"] = TOTAL_LABEL
             for col in frame.columns:
                 if col not in total:
                     total[col] = np.nan
@@ -524,6 +543,126 @@ def ppc_table(check, ci_prob: float, counts: JudgeCounts) -> pd.DataFrame:
         out[dim] = out[dim].where(out[dim].notna(), "(shared)")
     out = out[["variable", "system", "stratum", "observed", "p_value"]]
     out["outside"] = (out["p_value"] < lo) | (out["p_value"] > hi)
+    return out
+
+
+# ----------------------------------------------------------------------------- bottom line
+
+
+def bottom_line_table(
+    counts, fit, theta: pd.DataFrame, freq, ci_prob: float, total: pd.DataFrame | None = None
+) -> pd.DataFrame:
+    """Return the systems of each stratum best first, with θ and how sure each step is.
+
+    θ is the fit's posterior mean with its equal-tailed interval (the ``bayes`` columns of
+    the θ table), or without a fit the corrected closed form (``corrected``). Each row also
+    holds Δθ to the next system in rank (``next_difference``, with its interval): with a fit
+    the posterior mean and ETI of the draw-by-draw difference, and ``prob_greater``
+    P(θ_this > θ_next); without one, the frequentist Δθ of the report's comparison
+    (:func:`bayesjudge.compare.compare`, ``freq``; NaN where that pair was not compared).
+    ``settled`` says whether that step is decided: P ≥ :data:`SETTLED_PROBABILITY` with a
+    fit, the Δθ interval excluding 0 without; ``"—"`` for the last system or where nothing is
+    known. Systems with no estimate come last. With a fit's θ over strata (``total``, the
+    ``theta_total`` table) its ranking comes first, as stratum ``"all strata (θ_total)"``.
+    ``BOTTOM_LINE_MAX_SYSTEMS`` rows per stratum; ``frame.attrs["hidden"]`` counts the rows
+    left out, ``attrs["total"]`` whether the first rows rank θ over strata.
+    """
+    column = "bayes" if fit is not None else "corrected"
+    draws = _theta_draws(fit, counts) if fit is not None else None
+    freq_at = _freq_pairs(freq)
+    groups = []
+    if fit is not None and total is not None:
+        var = "theta_total_test" if fit_estimand(fit) == "test-set" else "theta_total"
+        at = fit.posterior[var].transpose("chain", "draw", "system")
+        groups.append((TOTAL_LABEL, total, at, None))
+    for stratum in counts.strata:
+        part = theta[theta["stratum"] == stratum]
+        groups.append((stratum, part, None if draws is None else draws.sel(stratum=stratum),
+                       stratum))  # fmt: skip
+    rows, hidden = [], 0
+    for label, part, at, freq_stratum in groups:
+        score = part[column].to_numpy(float)
+        order = np.argsort(-np.where(np.isfinite(score), score, -np.inf), kind="stable")
+        names = part["system"].to_numpy(object)[order]
+        hidden += max(len(order) - BOTTOM_LINE_MAX_SYSTEMS, 0)
+        for rank, position in enumerate(order[:BOTTOM_LINE_MAX_SYSTEMS]):
+            row = {"rank": rank + 1, "system": names[rank], "stratum": label}
+            for suffix in ("", "_lower", "_upper"):
+                row[f"theta{suffix}"] = float(part[f"{column}{suffix}"].to_numpy(float)[position])
+            nxt = names[rank + 1] if rank + 1 < len(names) else None
+            row.update(_next_step(names[rank], nxt, at, freq_at, freq_stratum, ci_prob))
+            rows.append(row)
+    frame = pd.DataFrame(rows)
+    if fit is None:
+        frame = frame.drop(columns="prob_greater")
+    if len(groups) == 1:
+        frame = frame.drop(columns="stratum")
+    theta_header = (
+        "Bayesian θ: mean [ETI]" if fit is not None else theta.attrs["headers"]["corrected"]
+    )
+    rule = f"P ≥ {SETTLED_PROBABILITY:g}" if fit is not None else "interval excludes 0"
+    frame.attrs.update(
+        hidden=hidden,
+        total=groups[0][0] is TOTAL_LABEL,  # the first rows rank θ over strata
+        headers={"theta": theta_header, "next_difference": "Δθ to the next [interval]",
+                 "prob_greater": "P(above the next)", "settled": f"settled ({rule})"},
+    )  # fmt: skip
+    return frame
+
+
+def _theta_draws(fit, counts):
+    """Return the fit's θ draws, (chain, draw, system, stratum), over every group."""
+    draws = fit.posterior["theta_test" if fit_estimand(fit) == "test-set" else "theta"]
+    like = counts.dataset["n"]
+    return draws.broadcast_like(like).transpose("chain", "draw", "system", "stratum")
+
+
+def _freq_pairs(freq) -> dict:
+    """``{(first, second): that pair's rows}`` of a ``compare`` result, by its coords.
+
+    By the coords, never by the ``"a - b"`` label: a system may be called ``"x - y"``.
+    """
+    if freq is None:
+        return {}
+    first, second = freq["first"].values.tolist(), freq["second"].values.tolist()
+    return {(a, b): freq.isel(pair=i) for i, (a, b) in enumerate(zip(first, second, strict=True))}
+
+
+def _next_step(this, nxt, draws, freq_at, stratum, ci_prob) -> dict:
+    """Δθ from ``this`` system to the next in rank, P(θ_this > θ_next) and whether settled.
+
+    ``draws`` are the group's θ draws (chain, draw, system) with a fit, else None: then the
+    frequentist Δθ of ``freq_at`` in ``stratum`` (None: none is known, e.g. over strata).
+    """
+    out = {"next_difference": np.nan, "next_difference_lower": np.nan,
+           "next_difference_upper": np.nan, "prob_greater": np.nan, "settled": "—"}  # fmt: skip
+    if nxt is None:
+        return out
+    if draws is not None:
+        diff = (draws.sel(system=this) - draws.sel(system=nxt)).values.ravel()
+        if not np.isfinite(diff).all():
+            return out
+        tail = (1 - ci_prob) / 2
+        lower, upper = np.quantile(diff, [tail, 1 - tail])
+        prob = float(np.mean(diff > 0))
+        out.update(next_difference=float(diff.mean()), next_difference_lower=float(lower),
+                   next_difference_upper=float(upper), prob_greater=prob,
+                   settled="yes" if prob >= SETTLED_PROBABILITY else "no")  # fmt: skip
+        return out
+    if stratum is None:
+        return out
+    if (this, nxt) in freq_at:
+        r, sign = freq_at[(this, nxt)], 1.0
+    elif (nxt, this) in freq_at:
+        r, sign = freq_at[(nxt, this)], -1.0
+    else:
+        return out
+    r = r.sel(stratum=stratum)
+    est = sign * float(r["estimate"])
+    lo, hi = sorted(sign * float(v) for v in r["ci"].values)
+    if np.isfinite(est) and np.isfinite(lo):
+        out.update(next_difference=est, next_difference_lower=lo, next_difference_upper=hi,
+                   settled="yes" if lo > 0 else "no")  # fmt: skip
     return out
 
 

@@ -24,6 +24,10 @@ STUDIES = {
     "comparison": "bayesjudge.studies.comparison",
     "llmbar": "bayesjudge.studies.llmbar",
     "random-design": "bayesjudge.studies.random_design",
+    "clustered": "bayesjudge.studies.clustered",
+    "categorical-preference": "bayesjudge.studies.categorical_preference",
+    "categorical-rubric": "bayesjudge.studies.categorical_rubric",
+    "categorical-structure": "bayesjudge.studies.categorical_structure",
 }
 
 

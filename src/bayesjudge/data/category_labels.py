@@ -1,0 +1,232 @@
+"""Category labels of K-category verdicts: checking, ordering and matching them.
+
+Used by :class:`~bayesjudge.data.CategoricalCounts` and the counting of its item tables
+(:mod:`bayesjudge.data.categorical_counting`). Labels are compared by value and type: text by
+its (stripped) text, numbers by value (a whole float is an int), booleans by themselves, so
+that ``"1"`` and ``1``, or ``"1"`` and ``"01"``, never merge silently.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from decimal import Decimal, InvalidOperation
+
+import numpy as np
+
+from bayesjudge.core._validation import MAX_COUNT
+from bayesjudge.data._common import is_blank, plain_value, sorted_labels
+
+
+def as_number(value) -> Decimal | None:
+    """Return the exact value of a number or of numeric text (``"01"``, ``"1.0"``); else None.
+
+    Examples
+    --------
+    >>> as_number("01") == as_number(1.0), as_number(True), as_number("tie")
+    (True, None, None)
+    """
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        number = Decimal(value)
+    elif isinstance(value, str):
+        try:
+            number = Decimal(value.strip())
+        except InvalidOperation:
+            return None
+    else:
+        return None
+    return number if number.is_finite() else None
+
+
+def plain_label(value):
+    """Return a label as Python sees it: numpy scalars unwrapped, whole floats as ints.
+
+    A float column holding 1.0, 2.0 (pandas makes integer columns float when they have a
+    missing value) then matches the categories 1, 2; text stays text, bools stay bools.
+
+    Examples
+    --------
+    >>> plain_label(2.0), plain_label(" tie "), plain_label(2.5), plain_label(True)
+    (2, 'tie', 2.5, True)
+    """
+    value = plain_value(value)
+    if isinstance(value, float) and value.is_integer() and abs(value) <= MAX_COUNT:
+        return int(value)
+    if isinstance(value, str):
+        return value.strip()
+    return value
+
+
+def label_kind(value) -> str:
+    """Return the kind a label is matched by: ``"bool"``, ``"number"`` or its type name.
+
+    Examples
+    --------
+    >>> label_kind(True), label_kind(1.5), label_kind("A")
+    ('bool', 'number', 'str')
+    """
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+def lookalikes(values: Iterable) -> list[tuple]:
+    """Return the pairs of distinct values that print alike, compare equal or are one number.
+
+    Values are bucketed by their text, by value (``1``, ``1.0`` and ``True`` are one dict
+    key) and, for numeric text, by number, so that a column of many distinct values is
+    checked in linear time.
+
+    Examples
+    --------
+    >>> lookalikes([1, "1", "01", "A"])
+    [(1, '1'), ('1', '01')]
+    >>> lookalikes(["A", "tie", "B"])
+    []
+    """
+    distinct = list({(type(v), v): v for v in values}.values())
+    buckets: dict[tuple, list] = defaultdict(list)
+    for v in distinct:
+        buckets[("text", unicodedata.normalize("NFC", str(v)))].append(v)
+        buckets[("value", v)].append(v)
+        if isinstance(v, str) and as_number(v) is not None:
+            buckets[("number", as_number(v))].append(v)
+    clashes = []
+    seen = set()
+    for group in buckets.values():
+        for i, a in enumerate(group):
+            for b in group[i + 1 :]:
+                pair = ((type(a), a), (type(b), b))
+                if a is not b and pair not in seen:
+                    seen.add(pair)
+                    clashes.append((a, b))
+    return clashes
+
+
+def show_pairs(pairs: list[tuple]) -> str:
+    """Return up to three look-alike pairs for a message.
+
+    Examples
+    --------
+    >>> show_pairs([(1, "1")])
+    "1 (int) and '1' (str)"
+    """
+    shown = "; ".join(
+        f"{a!r} ({type(a).__name__}) and {b!r} ({type(b).__name__})" for a, b in pairs[:3]
+    )
+    return shown + (f" (and {len(pairs) - 3} more)" if len(pairs) > 3 else "")
+
+
+def category_array(categories, name: str = "categories") -> np.ndarray:
+    """Check category labels (at least two, present, unique, no look-alikes) and return them.
+
+    Strings stay strings and ints ints (as 1-D arrays of that dtype); anything else is an
+    object array. Labels that are different values but print alike or compare equal (``1``
+    and ``"1"``, ``1`` and ``True``) or are one number written differently (``"1"`` and
+    ``"01"``) are refused: they would be separate categories that look the same.
+
+    Parameters
+    ----------
+    categories : sequence of labels
+        The category labels, in their order.
+    name : str, default "categories"
+        The argument's name, for messages.
+
+    Returns
+    -------
+    numpy.ndarray
+        The labels, 1-D.
+
+    Raises
+    ------
+    ValueError
+        If there are fewer than two labels, a label is missing or blank, a label repeats, or
+        two labels are look-alikes.
+
+    Examples
+    --------
+    >>> category_array(["A", "tie", "B"]).tolist()
+    ['A', 'tie', 'B']
+    >>> category_array([1, 2, 3]).dtype
+    dtype('int64')
+    """
+    if isinstance(categories, np.ndarray):
+        categories = categories.tolist()
+    if isinstance(categories, str | bytes) or not isinstance(categories, Iterable):
+        raise ValueError(
+            f"{name} must be a sequence of at least two category labels, e.g. ['A', 'tie', "
+            f"'B'] or [1, 2, 3, 4, 5]; got {categories!r}."
+        )
+    values = [plain_value(v) for v in categories]
+    if len(values) < 2:
+        raise ValueError(
+            f"{name} needs at least two categories; got {values!r}. A judge with one "
+            f"possible verdict carries no information."
+        )
+    blank = [v for v in values if is_blank(v)]
+    if blank:
+        raise ValueError(
+            f"{name} must not hold missing (None/NaN) or empty labels; got {values!r}. Give "
+            f"every category a label."
+        )
+    if any(isinstance(v, str) and v != v.strip() for v in values):
+        raise ValueError(
+            f"{name} labels must not have surrounding spaces (table values are compared "
+            f"stripped); got {values!r}."
+        )
+    repeated = [v for (_, v), c in Counter((type(v), v) for v in values).items() if c > 1]
+    if repeated:
+        raise ValueError(f"{name} must be unique; {repeated!r} repeat in {values!r}.")
+    if any(not isinstance(v, str | bool | int | float) for v in values):
+        odd = [v for v in values if not isinstance(v, str | bool | int | float)]
+        raise ValueError(
+            f"{name} must be text, numbers or booleans; got {odd!r} of type "
+            f"{type(odd[0]).__name__}."
+        )
+    clashes = lookalikes(values)
+    if clashes:
+        raise ValueError(
+            f"{name} holds different labels that print alike, compare equal or are one "
+            f"number written differently: {show_pairs(clashes)}. They would be separate "
+            f"categories that look the same; give each category one label of one type."
+        )
+    if all(isinstance(v, str) for v in values):
+        return np.array(values, dtype=str)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return np.array(values, dtype=np.int64)
+    return np.array(values, dtype=object)
+
+
+def infer_categories(values: Iterable) -> list:
+    """Sort observed category labels: numbers (and numeric text) by value, else as text.
+
+    Numeric text sorts by its value (``"2"`` before ``"10"``), so that a rubric read from a
+    CSV file keeps its order; mixed kinds sort by kind, then text.
+
+    Examples
+    --------
+    >>> infer_categories(["10", "2", "1"])
+    ['1', '2', '10']
+    >>> infer_categories(["tie", "B", "A"])
+    ['A', 'B', 'tie']
+    """
+    values = list(dict.fromkeys(values))
+    if values and all(as_number(v) is not None for v in values):
+        return sorted(values, key=lambda v: (as_number(v), str(v)))
+    return sorted_labels(values)
+
+
+def label_key(value) -> tuple:
+    """Return the match key of a label: text by text, numbers by value, bools by themselves.
+
+    Examples
+    --------
+    >>> label_key(1) == label_key(1.0), label_key(1) == label_key(True)
+    (True, False)
+    """
+    return (label_kind(value), value)

@@ -1,0 +1,742 @@
+"""Reading evaluation-harness logs: Inspect AI, lm-evaluation-harness, JSON Lines; gold files.
+
+Judge verdicts rarely start as a tidy CSV file: they sit in an Inspect AI log (``.eval`` or
+``.json``), in lm-evaluation-harness's per-sample output (``--log_samples``:
+``samples_<task>_<date>.jsonl``) or in a JSON Lines export, and the human labels in a separate
+gold file. :func:`read_table` reads each of them with the harness's own reader where it has
+one (``inspect_ai.log``) into one tidy table, one row per verdict: ``item`` (text), ``system``
+(text), ``judge`` (the verdict as the log has it), ``epoch`` (1-based; 1 where the harness has
+none) and the name of the scorer or metric the verdict came from. :func:`join_gold` joins the
+human labels of a gold file by item id, for either labelling design. The optional libraries
+are imported only by the reader that needs them (``pip install 'bayesjudge[inspect]'``,
+``'bayesjudge[lm-eval]'``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge._text import terminal_safe
+from bayesjudge.data._common import MAX_GROUPS_SHOWN, is_blank
+from bayesjudge.data.reading import as_frame
+
+__all__ = ["FORMATS", "GoldJoin", "join_gold", "read_table"]
+
+#: The formats :func:`read_table` reads (``format=``).
+FORMATS = ("inspect", "lm-eval", "jsonl", "csv", "parquet")
+#: The formats whose rows are one verdict each, in the tidy columns below.
+HARNESS_FORMATS = ("inspect", "lm-eval", "jsonl")
+#: The tidy columns of a harness log, in order.
+TIDY = ("item", "system", "judge", "epoch")
+#: Inspect's own score values of a model-graded scorer (``inspect_ai.scorer.CORRECT`` ...).
+INSPECT_CORRECT, INSPECT_INCORRECT = "C", "I"
+_BINARY = frozenset({0, 1})
+_SUFFIXES = {
+    ".eval": "inspect",
+    ".json": "inspect",
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".csv": "csv",
+    ".tsv": "csv",
+    ".parquet": "parquet",
+    ".pq": "parquet",
+}
+_EXTRAS = {"inspect_ai": "inspect", "lm_eval": "lm-eval"}
+
+
+def _shown(values: Iterable, limit: int = MAX_GROUPS_SHOWN) -> str:
+    """Show values for a message, ``'a', 'b', … (3 more)`` (repr: newlines escaped)."""
+    values = list(values)
+    text = ", ".join(repr(v) for v in values[:limit])
+    return text + (f", … ({len(values) - limit} more)" if len(values) > limit else "")
+
+
+def _optional(module: str):
+    """Import an optional harness library, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        extra = _EXTRAS[module.split(".")[0]]
+        raise ImportError(
+            f"Reading this log needs the {module.split('.')[0]!r} package, which is not "
+            f"installed. Install it with: pip install 'bayesjudge[{extra}]'"
+        ) from None
+
+
+def harness_format(path, format: str | None = None) -> str:
+    """Return the format of ``path``: ``format`` if given, else from the suffix (and name).
+
+    A ``.jsonl`` file named ``samples_*`` or whose first line has lm-eval's ``doc_id`` and
+    ``metrics`` keys is an lm-eval sample file; any other ``.jsonl`` is generic JSON Lines.
+
+    Examples
+    --------
+    >>> harness_format("run.eval"), harness_format("x.csv"), harness_format("x.txt", "jsonl")
+    ('inspect', 'csv', 'jsonl')
+    """
+    if format is not None:
+        if format not in FORMATS:
+            raise ValueError(f"format must be one of {list(FORMATS)}; got {format!r}.")
+        return format
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in _SUFFIXES:
+        raise ValueError(
+            f"Cannot tell the format of {terminal_safe(str(path))!r} from its suffix "
+            f"{suffix!r}: pass format= (one of {list(FORMATS)}); known suffixes: "
+            f"{sorted(_SUFFIXES)}."
+        )
+    found = _SUFFIXES[suffix]
+    if found == "jsonl" and (path.name.startswith("samples_") or _looks_like_lm_eval(path)):
+        return "lm-eval"
+    return found
+
+
+def _looks_like_lm_eval(path: Path) -> bool:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            first = json.loads(handle.readline() or "{}")
+    except (OSError, ValueError):
+        return False
+    return isinstance(first, dict) and "doc_id" in first and "metrics" in first
+
+
+def read_table(
+    path,
+    *,
+    format: str | None = None,
+    scorer: str | None = None,
+    metric: str | None = None,
+    system: str | None = None,
+    item: str = "item",
+    judge: str = "judge",
+    epoch: str | None = None,
+) -> pd.DataFrame:
+    r"""Read an evaluation log or item table into a pandas DataFrame, one row per verdict.
+
+    Parameters
+    ----------
+    path : str or path-like
+        The file: an Inspect AI log (``.eval``, or Inspect's ``.json``), an lm-evaluation-harness
+        sample file (``samples_<task>_<date>.jsonl`` from ``--log_samples``), generic JSON Lines
+        (``.jsonl``), CSV/TSV or Parquet.
+    format : {"inspect", "lm-eval", "jsonl", "csv", "parquet"}, optional
+        The format; default: from the suffix (see :func:`harness_format`).
+    scorer : str, optional
+        Inspect: the scorer whose values are the verdicts (e.g. ``"model_graded_qa"``); needed
+        when the log has several.
+    metric : str, optional
+        lm-eval: the per-sample metric that is the verdict (e.g. ``"acc"``); needed when a
+        sample has several. ``"exact_match,strict-match"`` also picks lm-eval's filter, needed
+        when the file holds several filters.
+    system : str, optional
+        Inspect and lm-eval: the system's name, in place of the model the log names (lm-eval
+        needs it when no ``results_*.json`` lies beside the sample file). JSON Lines: the
+        column naming the system.
+    item, judge, epoch : str, optional
+        JSON Lines: the keys holding the item id (default ``"item"``), the verdict (default
+        ``"judge"``) and the repeat number of an item (default: none, every row epoch 1).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Harness logs: columns ``item`` (text: ``"007"`` and ``7`` stay two items), ``system``
+        (text), ``judge`` (the verdict as the log has it, e.g. ``"C"``/``"I"`` or ``1.0``;
+        missing where the log has none), ``epoch`` (int, 1-based), ``scorer`` (Inspect) or
+        ``metric`` (lm-eval), and the samples' scalar metadata (Inspect) as further columns.
+        CSV and Parquet: the table as :meth:`JudgeCounts.from_frames` reads it (CSV as text).
+        ``attrs``: ``format``, ``source`` (the path), ``positive`` (the verdict meaning correct
+        where the harness defines one: ``"C"`` for Inspect's CORRECT) and ``unparsed`` (the
+        rows whose verdict is missing or not a binary value, ``{"item (epoch e)": value}``).
+
+    Raises
+    ------
+    ValueError
+        An empty log, a log without verdicts, several scorers or metrics and none chosen (the
+        message lists them), a chosen one the log lacks, an item id that repeats within an
+        epoch, ids whose text forms collide (``7`` and ``"7"``), lines that are not JSON.
+    ImportError
+        The harness's library is not installed (the message names the extra to install).
+
+    Warns
+    -----
+    MissingLabelWarning
+        Not raised here: rows without a verdict stay in the table (``judge`` missing), listed in
+        ``attrs["unparsed"]``; counting them warns and leaves them out.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> lines = [{"id": "007", "verdict": "yes"}, {"id": 7, "verdict": "no"}]
+    >>> _ = (folder / "v.jsonl").write_text("\n".join(json.dumps(x) for x in lines))
+    >>> table = read_table(folder / "v.jsonl", item="id", judge="verdict")
+    >>> table[["item", "judge", "epoch"]].values.tolist()
+    [['007', 'yes', 1], ['7', 'no', 1]]
+    """
+    path = Path(path)
+    if not path.is_file():
+        what = "a folder, not a file" if path.is_dir() else "not an existing file"
+        raise FileNotFoundError(f"{terminal_safe(str(path))!r} is {what}; give the log file.")
+    kind = harness_format(path, format)
+    if kind == "inspect":
+        frame = _read_inspect(path, scorer, system)
+    elif kind == "lm-eval":
+        frame = _read_lm_eval(path, metric, system)
+    elif kind == "jsonl":
+        frame = _read_jsonl(path, item=item, judge=judge, system=system, epoch=epoch)
+    else:
+        frame = as_frame(path, "test").collect().to_pandas()
+        frame.attrs.update(format=kind, source=str(path))
+        return frame
+    frame.attrs.update(format=kind, source=str(path))
+    frame.attrs["unparsed"] = _unparsed(frame)
+    return frame
+
+
+def _unparsed(frame: pd.DataFrame) -> dict[str, object]:
+    """Find the rows whose verdict is missing or not binary: ``{"item (epoch e)": value}``.
+
+    Each distinct verdict is classified once (a log holds a handful), then the rows are
+    selected at once, so that a million rows cost a hash pass, not a Python loop.
+    """
+    positive = frame.attrs.get("positive")
+    binary = {positive, INSPECT_INCORRECT} if positive is not None else set()
+    judge = frame["judge"]
+    missing = judge.isna().to_numpy()
+
+    def ok(value) -> bool:
+        if isinstance(value, bool | np.bool_):
+            return True
+        if isinstance(value, int | float | np.number):
+            return value in _BINARY
+        if isinstance(value, str):
+            return value.strip() != "" and (value in binary or not binary)
+        return False
+
+    distinct = pd.unique(judge[~missing].to_numpy(dtype=object))
+    bad_values = [v for v in distinct if not ok(v)]
+    bad = missing | judge.isin(bad_values).to_numpy() if bad_values else missing
+    if not bad.any():
+        return {}
+    rows = frame.loc[bad, ["item", "epoch", "judge"]]
+    return {
+        f"{key} (epoch {epoch})": None if is_blank(value) else value
+        for key, epoch, value in rows.itertuples(index=False)
+    }
+
+
+def _text_ids(ids, where: str) -> np.ndarray:
+    """Item ids as text (an object array), refusing ids of different types whose text collides.
+
+    ``"007"`` and ``7`` stay two ids; ``7`` and ``"7"`` would become one, so they are an error.
+    """
+    values = np.asarray(ids, dtype=object) if not isinstance(ids, np.ndarray) else ids
+    kind = pd.api.types.infer_dtype(values, skipna=False)
+    if kind == "string":
+        return values.astype(object)
+    if kind == "integer":
+        return values.astype(np.int64).astype(str).astype(object)
+    text = np.array([v if isinstance(v, str) else str(v) for v in values], dtype=object)
+    seen: dict[str, object] = {}
+    for raw, key in zip(values, text, strict=True):
+        first = seen.setdefault(key, raw)
+        if isinstance(first, str) != isinstance(raw, str):
+            raise ValueError(
+                f"{where}: the item ids {first!r} and {raw!r} are different ids (a number "
+                f"and a text) with the same text form {key!r}; bayesjudge keeps item ids "
+                f"as text, so they would merge into one item. Give the items distinct ids."
+            )
+    return text
+
+
+def _check_unique(frame: pd.DataFrame, where: str) -> None:
+    repeated = frame.duplicated(["system", "item", "epoch"], keep=False)
+    if repeated.any():
+        shown = _shown(sorted(set(frame.loc[repeated, "item"])))
+        raise ValueError(
+            f"{where}: item id(s) {shown} appear more than once within one system and epoch "
+            f"({int(repeated.sum())} rows); each verdict needs its own (item, epoch). Number "
+            f"the repeats with an epoch column (epoch=) or give the items distinct ids."
+        )
+
+
+# --- Inspect AI -------------------------------------------------------------------------------
+
+
+def _read_inspect(path: Path, scorer: str | None, system: str | None) -> pd.DataFrame:
+    """Read an Inspect log with ``inspect_ai.log``: the header, then the sample summaries.
+
+    The sample summaries carry each sample's scores without its messages and events, so the
+    log's bulk is never parsed: 2.1 s against 32 s for ``read_eval_log(exclude_fields=...)``
+    on a 2000-sample log (one loaded machine, 2026-11-27). Inspect shortens text metadata in
+    the summaries (whitespace collapsed, cut at 1024 characters), so metadata columns are meant
+    for short labels such as a stratum.
+    """
+    log = _optional("inspect_ai.log")
+    where = f"The Inspect log {terminal_safe(str(path))!r}"
+    try:
+        header = log.read_eval_log(str(path), header_only=True)
+        summaries = log.read_eval_log_sample_summaries(str(path))
+    except (ValueError, KeyError, OSError) as err:
+        raise ValueError(f"{where} cannot be read by inspect_ai.log: {err}") from None
+    if not summaries:
+        raise ValueError(
+            f"{where} has no samples (status {header.status!r}); an evaluation that ran "
+            f"nothing has no verdicts to count."
+        )
+    scorers = list(dict.fromkeys(name for s in summaries for name in (s.scores or {})))
+    if not scorers:
+        raise ValueError(
+            f"{where} has {len(summaries)} samples but no scores (status {header.status!r}); "
+            f"score it first (inspect score) or read a scored log."
+        )
+    if scorer is None:
+        if len(scorers) > 1:
+            raise ValueError(
+                f"{where} has several scorers: {_shown(scorers, len(scorers))}; choose the one "
+                f"whose values are the judge's verdicts with scorer= (--scorer on the command "
+                f"line), e.g. scorer={scorers[0]!r}."
+            )
+        scorer = scorers[0]
+    elif scorer not in scorers:
+        raise ValueError(
+            f"{where} has no scorer {scorer!r}; its scorers are {_shown(scorers, len(scorers))}."
+        )
+    name = header.eval.model if system is None else system
+    ids = _text_ids([s.id for s in summaries], where)
+    values = [
+        _score_value(s.scores, scorer, where, key) for s, key in zip(summaries, ids, strict=True)
+    ]
+    frame = pd.DataFrame(
+        {
+            "item": pd.array(ids, dtype=object),
+            "system": str(name),
+            "judge": pd.array(values, dtype=object),
+            "epoch": np.array([s.epoch for s in summaries], dtype=np.int64),
+            "scorer": scorer,
+        }
+    )
+    metadata = _metadata_columns([s.metadata for s in summaries], set(frame.columns))
+    for column, column_values in metadata.items():
+        frame[column] = column_values
+    if {INSPECT_CORRECT, INSPECT_INCORRECT} & {v for v in values if isinstance(v, str)}:
+        frame.attrs["positive"] = INSPECT_CORRECT  # Inspect's CORRECT; numeric scores need none
+    _check_unique(frame, where)
+    return frame
+
+
+def _score_value(scores, scorer: str, where: str, item: str):
+    """Return the value of ``scorer`` for one sample: None where the sample has no score."""
+    score = (scores or {}).get(scorer)
+    if score is None:
+        return None
+    value = score.value
+    if isinstance(value, dict | list):
+        raise ValueError(
+            f"{where}: scorer {scorer!r} gives item {item!r} the value {value!r}, not one "
+            f"verdict; choose a scorer with one value per sample (scorer=)."
+        )
+    return value
+
+
+def _metadata_columns(metadata: list, taken: set[str]) -> dict[str, list]:
+    """Scalar metadata keys as columns (a key clashing with a tidy column gets ``metadata_``)."""
+    keys = list(dict.fromkeys(k for m in metadata for k in (m or {})))
+    out = {}
+    for key in keys:
+        values = [(m or {}).get(key) for m in metadata]
+        if all(v is None or isinstance(v, str | int | float | bool) for v in values):
+            column = key if key not in taken else f"metadata_{key}"
+            out[column] = pd.array(values, dtype=object)
+    return out
+
+
+# --- lm-evaluation-harness ----------------------------------------------------------------------
+
+
+def _read_lm_eval(path: Path, metric: str | None, system: str | None) -> pd.DataFrame:
+    """Read lm-eval's ``--log_samples`` JSONL: one line per (doc_id, filter)."""
+    where = f"The lm-eval sample file {terminal_safe(str(path))!r}"
+    first = _first_record(path, where)
+    if not {"doc_id", "metrics"} <= set(first):
+        raise ValueError(
+            f"{where} is not an lm-eval sample file: its first line has no 'doc_id' and "
+            f"'metrics' keys (it has {_shown(first, 10)}). Read it with format='jsonl'."
+        )
+    metrics = list(first["metrics"])
+    wanted, _, wanted_filter = (metric or "").partition(",")
+    if not wanted:
+        if len(metrics) != 1:
+            raise ValueError(
+                f"{where} has several per-sample metrics: {_shown(metrics, len(metrics))}; "
+                f"choose the verdict with metric= (--metric), e.g. metric={metrics[0]!r}."
+            )
+        wanted = metrics[0]
+    elif wanted not in metrics:
+        raise ValueError(
+            f"{where} has no per-sample metric {wanted!r}; it has {_shown(metrics, len(metrics))}."
+        )
+    records = _records(path, ("doc_id", "filter", wanted), where)
+    filters = list(dict.fromkeys(pd.unique(records["filter"]).tolist()))
+    if wanted_filter:
+        if wanted_filter not in filters:
+            raise ValueError(
+                f"{where} has no filter {wanted_filter!r}; it has {_shown(filters, len(filters))}."
+            )
+    elif len(filters) > 1:
+        raise ValueError(
+            f"{where} holds the metric {wanted!r} under several filters: "
+            f"{_shown(filters, len(filters))}; choose one with metric='{wanted},<filter>', "
+            f"e.g. metric='{wanted},{filters[0]}'."
+        )
+    else:
+        wanted_filter = filters[0]
+    keep = records["filter"] == wanted_filter
+    doc_ids = records["doc_id"][keep]
+    if doc_ids.dtype.kind != "i":
+        if any(isinstance(v, bool) or not isinstance(v, int) for v in doc_ids):
+            raise ValueError(
+                f"{where}: every doc_id must be a whole number, as lm-eval writes it; got "
+                f"{_shown([v for v in doc_ids if not isinstance(v, int)])}."
+            )
+        doc_ids = doc_ids.astype(np.int64)
+    name = system if system is not None else _lm_eval_model(path, where)
+    frame = pd.DataFrame(
+        {
+            "item": doc_ids.astype(str).astype(object),
+            "system": str(name),
+            "judge": records[wanted][keep],
+            "epoch": np.ones(int(keep.sum()), dtype=np.int64),
+            "metric": f"{wanted},{wanted_filter}",
+        }
+    )
+    _check_unique(frame, where)
+    return frame
+
+
+def _lm_eval_model(path: Path, where: str) -> str:
+    """Return the model name of the ``results_*.json`` beside an lm-eval sample file."""
+    stamp = re.sub(r"^samples_.*_(?=[^_]+$)", "", path.stem)
+    candidates = sorted(path.parent.glob(f"results_{stamp}.json")) or sorted(
+        path.parent.glob("results_*.json")
+    )
+    names = set()
+    for results in candidates:
+        try:
+            data = json.loads(results.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        name = data.get("model_name") or (data.get("config") or {}).get("model")
+        if name:
+            names.add(str(name))
+    if len(names) == 1:
+        return names.pop()
+    found = (
+        f"the results files beside it name {_shown(sorted(names))}"
+        if names
+        else ("no results_*.json beside it names the model")
+    )
+    raise ValueError(f"{where}: {found}; give the system's name with system= (--system).")
+
+
+# --- JSON Lines ---------------------------------------------------------------------------------
+
+
+def _first_record(path: Path, where: str) -> dict:
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if line.strip():
+                return _parse_line(line, number, where)
+    raise ValueError(f"{where} is empty: it holds no JSON lines, so no verdicts.")
+
+
+def _parse_line(line: str, number: int, where: str) -> dict:
+    try:
+        record = json.loads(line)
+    except ValueError as err:
+        raise ValueError(f"Line {number} of {where} is not JSON ({err}); fix that line.") from None
+    if not isinstance(record, dict):
+        raise ValueError(
+            f"Line {number} of {where} is {type(record).__name__}, not a JSON object "
+            f'({{"key": value, ...}}); each line must be one record.'
+        )
+    return record
+
+
+def _records(path: Path, keys: tuple[str | None, ...], where: str) -> dict[str, np.ndarray]:
+    """Return the values of ``keys`` in every line (None where a line lacks a key).
+
+    pyarrow's multithreaded JSON reader reads the keys when it can (a key holds one JSON
+    type throughout, without nulls); otherwise, and without pyarrow, the standard library
+    reads each line. Either way each key gives a numpy array (object for text and mixed).
+    """
+    keys = tuple(k for k in dict.fromkeys(keys) if k is not None)
+    fast = _records_arrow(path, keys)
+    if fast is not None:
+        return fast
+    out: dict[str, list] = {k: [] for k in keys}
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            record = _parse_line(line, number, where)
+            for key in keys:
+                out[key].append(record.get(key))
+    return {key: _object_array(values) for key, values in out.items()}
+
+
+def _object_array(values: list) -> np.ndarray:
+    array = np.empty(len(values), dtype=object)
+    array[:] = values
+    return array
+
+
+def _records_arrow(path: Path, keys: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+    try:
+        import pyarrow as pa
+        from pyarrow import json as pa_json
+    except ImportError:
+        return None
+    first = _first_record(path, repr(str(path)))
+    fields = []
+    for key in keys:
+        value = first.get(key)
+        if isinstance(value, bool):
+            kind = pa.bool_()
+        elif isinstance(value, int):
+            kind = pa.int64()
+        elif isinstance(value, float):
+            kind = pa.float64()
+        elif isinstance(value, str):
+            kind = pa.string()
+        else:
+            return None  # null, list or object in the first line: let the exact path decide
+        fields.append(pa.field(key, kind))
+    options = pa_json.ParseOptions(
+        explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"
+    )
+    try:
+        table = pa_json.read_json(
+            str(path),
+            read_options=pa_json.ReadOptions(block_size=1 << 26),
+            parse_options=options,
+        )
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None  # a key changes type, a line is not JSON, ...: the exact path says which
+    if any(table.column(key).null_count for key in keys):
+        return None  # missing values: the exact path keeps them as None, never NaN or "nan"
+    out = {}
+    for key in keys:
+        column = table.column(key)
+        if pa.types.is_string(column.type):
+            out[key] = column.to_numpy(zero_copy_only=False).astype(object)
+        elif pa.types.is_boolean(column.type):
+            out[key] = _object_array(column.to_pylist())  # keeps Python bools
+        else:
+            out[key] = column.to_numpy()
+    return out
+
+
+def _read_jsonl(path: Path, *, item: str, judge: str, system, epoch) -> pd.DataFrame:
+    """Read generic JSON Lines: one record per verdict, the columns named by the options."""
+    where = f"The JSON Lines file {terminal_safe(str(path))!r}"
+    first = _first_record(path, where)
+    absent = [
+        f"{option}={key!r}"
+        for option, key in (("item", item), ("judge", judge), ("system", system), ("epoch", epoch))
+        if key is not None and key not in first
+    ]
+    if absent:
+        raise ValueError(
+            f"{where}: its first record has no key for {', '.join(absent)}; its keys are "
+            f"{_shown(first, 20)}. Name the keys with item=, judge=, system= and epoch= "
+            f"(--item, --judge, --system on the command line)."
+        )
+    records = _records(path, (item, judge, system, epoch), where)
+    ids = records[item]
+    for key in (item, system):
+        values = records[key] if key is not None else None
+        if values is not None and values.dtype == object:
+            missing = np.flatnonzero(pd.isna(values) | (values == ""))
+            if missing.size:
+                raise ValueError(
+                    f"{where}: record(s) {_shown((missing + 1).tolist())} have no value for "
+                    f"{key!r}; give every verdict its item id and system."
+                )
+    names = (
+        np.full(ids.size, "all", dtype=object)
+        if system is None
+        else np.asarray([str(v) for v in pd.unique(records[system])], dtype=object)[
+            pd.factorize(records[system])[0]
+        ]
+    )
+    frame = pd.DataFrame(
+        {
+            "item": _text_ids(ids, where),
+            "system": names,
+            "judge": records[judge],
+            "epoch": _epochs(records[epoch] if epoch else None, ids.size, where),
+        }
+    )
+    _check_unique(frame, where)
+    return frame
+
+
+def _epochs(values, size: int, where: str) -> np.ndarray:
+    if values is None:
+        return np.ones(size, dtype=np.int64)
+    if values.dtype.kind == "i":
+        bad = values[values < 1].tolist()
+    else:
+        bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int) or v < 1]
+    if bad:
+        raise ValueError(f"{where}: the epoch key must hold whole numbers >= 1; got {_shown(bad)}.")
+    return values.astype(np.int64)
+
+
+# --- gold files ---------------------------------------------------------------------------------
+
+
+class GoldJoin(NamedTuple):
+    """The tables :meth:`JudgeCounts.from_frames` counts after :func:`join_gold`.
+
+    ``JudgeCounts.from_frames(j.test, j.calibration, item="item", design=j.design, ...)``
+    counts either design.
+    """
+
+    test: pd.DataFrame  # random: the one table with a human column; stratified: the log
+    calibration: pd.DataFrame | None  # stratified: the gold rows; random: None
+    design: str  # "random" or "stratified"
+
+
+def join_gold(
+    test, gold, *, item: str = "item", human: str = "human", judge: str = "judge"
+) -> GoldJoin:
+    """Join the human labels of a gold file to judged items by item id, for either design.
+
+    Parameters
+    ----------
+    test : pandas.DataFrame or path
+        The judged items, e.g. from :func:`read_table` (columns ``item``, ``system``, ``judge``,
+        ``epoch``); a path is read with :func:`read_table`.
+    gold : pandas.DataFrame or path
+        One row per labelled item: the item id (column ``item``) and the human label (column
+        ``human``); a ``system`` column where the log has several systems (the label is about
+        one system's answer), an ``epoch`` column to label the epochs separately, and a
+        ``judge`` column where the labelled items were judged apart from the log (the
+        stratified design). A path is read as text (CSV) or with its stored types (Parquet,
+        JSON Lines); ids are compared as text.
+    item, human, judge : str
+        Column names of the item id, the human label and the judge verdict in ``gold`` (and of
+        the item id and verdict in ``test``).
+
+    Returns
+    -------
+    GoldJoin
+        ``design="random"`` when every labelled item is among the judged ones: ``test`` is the
+        one table with a ``human`` column, missing for the unlabelled rows (the random
+        labelling design's one-table form), ``calibration`` None. ``design="stratified"`` when
+        no labelled item is in the log and the gold file has its own judge column: ``test`` is
+        the log, ``calibration`` the gold rows.
+
+    Raises
+    ------
+    ValueError
+        A column missing, a labelled key repeated, a gold file without a system column for a
+        log of several systems, labelled items outside the log without a judge column (the
+        message names them), or labelled items partly inside and partly outside the log.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> log = pd.DataFrame({"item": ["1", "2", "3"], "system": "m", "judge": ["C", "I", "C"],
+    ...                     "epoch": 1})
+    >>> gold = pd.DataFrame({"item": ["1", "3"], "human": ["yes", "no"]})
+    >>> joined = join_gold(log, gold)
+    >>> joined.design, joined.test["human"].tolist()
+    ('random', ['yes', nan, 'no'])
+    """
+    log = read_table(test) if isinstance(test, str | Path) else test.copy()
+    labels = _read_gold(gold)
+    for name, frame, columns in (("test", log, (item, judge)), ("gold", labels, (item, human))):
+        absent = [c for c in columns if c not in frame.columns]
+        if absent:
+            raise ValueError(
+                f"The {name} table has no column {_shown(absent)}; its columns are "
+                f"{_shown(frame.columns, 20)}. Name the columns with item=, human=, judge=."
+            )
+    blank = labels[item].map(is_blank).to_numpy()
+    if blank.any():
+        rows = (np.flatnonzero(blank) + 1).tolist()
+        raise ValueError(
+            f"The gold file has rows without an item id (rows {_shown(rows)}); give every "
+            f"labelled row the id of its item."
+        )
+    log[item] = _text_column(log[item])
+    labels[item] = _text_column(labels[item])
+    keys = [item] + [c for c in ("system", "epoch") if c in labels.columns and c in log.columns]
+    if "system" not in keys and "system" in log.columns and log["system"].nunique() > 1:
+        raise ValueError(
+            f"The log holds {log['system'].nunique()} systems and the gold file has no 'system' "
+            f"column: a human label is about one system's answer. Add a system column naming "
+            f"the system of each labelled answer."
+        )
+    if "epoch" in keys:
+        labels["epoch"] = labels["epoch"].astype(np.int64)
+    repeated = labels.duplicated(keys, keep=False)
+    if repeated.any():
+        raise ValueError(
+            f"The gold file labels {_shown(sorted(set(labels.loc[repeated, item])))} more than "
+            f"once (by {keys}); keep one label per item."
+        )
+    judged = pd.MultiIndex.from_frame(log[keys].astype(str).drop_duplicates())
+    inside = pd.MultiIndex.from_frame(labels[keys].astype(str)).isin(judged)
+    if inside.all():
+        joined = log.merge(
+            labels[[*keys, human]], on=keys, how="left", validate="many_to_one", sort=False
+        )
+        joined.attrs.update(log.attrs, design="random")
+        return GoldJoin(joined, None, "random")
+    outside = sorted(set(labels.loc[~inside, item]))
+    if judge not in labels.columns:
+        raise ValueError(
+            f"{len(outside)} labelled item(s) of the gold file are not in the log: "
+            f"{_shown(outside)}. Without a judge column the gold file can only label judged "
+            f"items (random design): check the ids (compared as text: '007' is not '7'), or "
+            f"add the judge's verdicts of these items as a {judge!r} column (stratified design)."
+        )
+    if inside.any():
+        raise ValueError(
+            f"{int(inside.sum())} labelled item(s) of the gold file are in the log and "
+            f"{len(outside)} are not ({_shown(outside)}): a mix of the two designs. Label "
+            f"either judged items (random design) or a separate calibration set with its own "
+            f"judge column (stratified design)."
+        )
+    return GoldJoin(log, labels, "stratified")
+
+
+def _read_gold(gold) -> pd.DataFrame:
+    if isinstance(gold, pd.DataFrame):
+        return gold.copy()
+    path = Path(gold)
+    kind = harness_format(path)
+    if kind in ("csv", "parquet"):
+        return as_frame(path, "gold").collect().to_pandas()
+    where = f"The gold file {terminal_safe(str(path))!r}"
+    first = _first_record(path, where)
+    records = _records(path, tuple(first), where)
+    return pd.DataFrame({k: pd.array(v, dtype=object) for k, v in records.items()})
+
+
+def _text_column(column: pd.Series) -> pd.Series:
+    values = column.tolist()
+    return pd.Series(_text_ids(values, "The item ids"), index=column.index, dtype=object)
