@@ -16,7 +16,8 @@ from bayesjudge.studies import STUDIES, allocation_length, run_study
 
 
 def test_registry_names_importable_modules_with_run_and_plot():
-    # The five studies of issue 4 and the LLMBar case study of issue 5; each module has
+    # The five studies of issue 4, the LLMBar case study of issue 5, the random design (15),
+    # repeated verdicts (18) and K categories (16); each module has
     # run(*, reps, random_seed, progress, ...) with defaults and a plot(table) function, and a
     # one-line summary for --list.
     assert set(STUDIES) == {
@@ -27,6 +28,10 @@ def test_registry_names_importable_modules_with_run_and_plot():
         "comparison",
         "llmbar",
         "random-design",
+        "clustered",
+        "categorical-preference",
+        "categorical-rubric",
+        "categorical-structure",
     }
     import importlib
 

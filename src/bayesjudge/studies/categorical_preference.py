@@ -18,7 +18,13 @@ goals = categorical.goals
 plot = categorical.plot
 
 
-def run(**options) -> StudyResult:
+def run(
+    *,
+    reps: int = 1000,
+    random_seed: int = DEFAULT_SEED,
+    progress: bool = False,
+    **options,
+) -> StudyResult:
     """Run :func:`bayesjudge.studies.categorical.run` on the preference grid.
 
     Examples
@@ -27,4 +33,6 @@ def run(**options) -> StudyResult:
     >>> categorical_preference.run(reps=20, methods=["delta"], accuracy=[0.8]).name
     'categorical-preference'
     """
-    return categorical.run(grid="preference", **options)
+    return categorical.run(
+        grid="preference", reps=reps, random_seed=random_seed, progress=progress, **options
+    )
