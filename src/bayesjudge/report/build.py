@@ -206,6 +206,17 @@ def _checked_counts(counts, fit) -> JudgeCounts:
     if counts is None:
         raise ValueError("Pass counts, a fit, or both: the report needs data to describe.")
     counts = JudgeCounts(counts)
+    if counts.has_clusters:
+        # The report's naive column and its Δθ comparisons count verdicts as independent
+        # items; until they are cluster-aware, refuse rather than understate.
+        raise ValueError(
+            "The report does not handle repeated verdicts of an item yet (counts.clusters: "
+            "items judged several times, e.g. Inspect epochs): its naive column and its "
+            "comparisons would count correlated verdicts as independent items. Use "
+            "bj.estimate(counts) (bayesjudge estimate: cluster-delta / cluster-bootstrap), or "
+            "report one verdict per item (e.g. the first epoch); counts.without_clusters() "
+            "treats the verdicts as independent items on purpose."
+        )
     ds = counts.dataset
     if int(ds["m0"].sum() + ds["m1"].sum()) == 0:
         raise ValueError(
