@@ -215,7 +215,7 @@ def estimate_categorical(
         ``confusion_hat``). Variables ``estimate`` (θ̂ on the simplex), ``ci``,
         ``estimate_raw`` (θ̃ before the projection), ``projected``, ``p_hat``,
         ``confusion_hat``, the conditioning ``determinant`` (J at K = 2), ``sigma_min``
-        (|J| at K = 2) and ``amplification`` (1/|J|); with ``scores`` also ``score`` and
+        (``|J|`` at K = 2) and ``amplification`` (``1/|J|``); with ``scores`` also ``score`` and
         ``score_ci``. Attrs ``method``, ``design``, ``estimand``, ``ci_kind``, ``ci_prob``,
         ``alpha``, ``calibration``, ``categories``, ``scores`` (JSON), ``random_seed``,
         ``n_resamples``, ``bootstrap_design``, ``bayesjudge_version``.
