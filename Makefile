@@ -41,7 +41,7 @@ test: lint  ## ruff, then the whole (fast) test suite with doctests, on two work
 test-slow: $(STAMP)  ## Long validation studies (marked slow), on two workers; run by CI
 	$(BIN)/python -m pytest -n 2 -m slow
 
-test-browser: $(STAMP)  ## The HTML report in headless Chromium (needs Debian's chromium); run by CI
+test-browser: $(STAMP)  ## The HTML report and the docs math in headless Chromium (Debian's chromium); run by CI
 	$(BIN)/python -m pytest -m browser
 
 docs: $(STAMP)  ## Build the documentation site (Sphinx, warnings are errors) into docs/_build/html
@@ -58,6 +58,8 @@ bench: $(STAMP)  ## Benchmarks (not part of the test suite); results in benchmar
 	$(BIN)/python benchmarks/bench_exact.py
 	$(BIN)/python benchmarks/bench_engines.py
 	$(BIN)/python benchmarks/bench_report.py
+	$(BIN)/python benchmarks/bench_readers.py
+	$(BIN)/python benchmarks/bench_categorical_fit.py
 
 studies: $(STAMP)  ## Every study at full size; results recorded in benchmarks/studies/results/
 	$(BIN)/python benchmarks/studies/run_all.py
