@@ -185,6 +185,23 @@ def rows_text(count: int) -> str:
     return f"{count} row{'' if count == 1 else 's'}"
 
 
+def group_indexers(ds, system=None, stratum=None) -> dict[str, list]:
+    """Return ``.sel`` indexers for the given system/stratum labels, refusing unknown ones."""
+    indexers = {}
+    for dim, wanted in (("system", system), ("stratum", stratum)):
+        if wanted is None:
+            continue
+        labels = label_array(dim, wanted).tolist()
+        existing = ds.indexes[dim].tolist()
+        unknown = [v for v in labels if v not in existing]
+        if unknown:
+            raise ValueError(
+                f"{dim} labels {unknown!r} do not exist; the {dim} labels are {existing!r}."
+            )
+        indexers[dim] = labels
+    return indexers
+
+
 def label_array(name: str, labels) -> np.ndarray:
     """Return group labels as a 1-D array after checking they are present and unique."""
     if isinstance(labels, np.ndarray):

@@ -31,6 +31,7 @@ from bayesjudge.data._common import (
     POOLED_LABEL,
     SHARED_ATTR,
     dims_arg,
+    group_indexers,
     label_array,
     plain_value,
     shared_dims,
@@ -858,19 +859,7 @@ class CategoricalCounts:
         >>> c.sel(system="y").test.values.tolist()
         [[[3, 4]]]
         """
-        indexers = {}
-        for dim, wanted in (("system", system), ("stratum", stratum)):
-            if wanted is None:
-                continue
-            labels = label_array(dim, wanted).tolist()
-            existing = self._ds.indexes[dim].tolist()
-            unknown = [v for v in labels if v not in existing]
-            if unknown:
-                raise ValueError(
-                    f"{dim} labels {unknown!r} do not exist; the {dim} labels are {existing!r}."
-                )
-            indexers[dim] = labels
-        return CategoricalCounts(self._ds.sel(indexers))
+        return CategoricalCounts(self._ds.sel(group_indexers(self._ds, system, stratum)))
 
     def _summed_calibration(self, dims: Sequence[str]) -> xr.DataArray:
         shared = self.calibration_shared_over

@@ -27,6 +27,7 @@ from bayesjudge.data._common import (
     VERDICT,
     check_counts,
     dims_arg,
+    group_indexers,
     label_array,
     plain_value,
     shared_dims,
@@ -1298,19 +1299,7 @@ class JudgeCounts:
         >>> c.sel(system="b").n.values.tolist()
         [[20]]
         """
-        indexers = {}
-        for dim, wanted in (("system", system), ("stratum", stratum)):
-            if wanted is None:
-                continue
-            labels = label_array(dim, wanted).tolist()
-            existing = self._ds.indexes[dim].tolist()
-            unknown = [v for v in labels if v not in existing]
-            if unknown:
-                raise ValueError(
-                    f"{dim} labels {unknown!r} do not exist; the {dim} labels are {existing!r}."
-                )
-            indexers[dim] = labels
-        return JudgeCounts(self._ds.sel(indexers))
+        return JudgeCounts(self._ds.sel(group_indexers(self._ds, system, stratum)))
 
     def pool(self, dim: str | Sequence[str] = "system") -> JudgeCounts:
         """Add up the counts over a dimension, keeping it with the single label ``"pooled"``.
