@@ -12,7 +12,7 @@ import sys
 import time
 from collections.abc import Iterator
 
-__all__ = ["interactive", "progress_bar", "show_progress"]
+__all__ = ["advance", "interactive", "progress_bar", "show_progress", "steps_bar"]
 
 
 def _in_jupyter_kernel() -> bool:
@@ -140,3 +140,46 @@ def progress_bar(total: int, desc: str, enabled: bool = True, stream=None) -> _P
     'coverage [##############################] 2/2'
     """
     return _Progress(total, desc, enabled, sys.stderr if stream is None else stream)
+
+
+def steps_bar(progress, steps: int, desc: str, n_systems: int, min_systems: int):
+    """Return a bar over a job's named steps, or None when none is shown.
+
+    Shown when ``progress`` is True, or when it is None (the default: a terminal or a
+    notebook, never in tests or CI) and the job has at least ``min_systems`` systems; move it
+    on with :func:`advance`.
+
+    Examples
+    --------
+    >>> steps_bar(False, 3, "report", n_systems=500, min_systems=30) is None
+    True
+    """
+    if not show_progress(progress) or (progress is None and n_systems < min_systems):
+        return None
+    bar = progress_bar(steps, desc)
+    bar.steps = 0
+    return bar
+
+
+def advance(bar, what: str | None) -> None:
+    """Mark the previous step of a :func:`steps_bar` done and name the next (None: finish).
+
+    Examples
+    --------
+    >>> import io
+    >>> bar = progress_bar(2, "report", stream=io.StringIO())
+    >>> bar.steps = 0
+    >>> advance(bar, "tables"); advance(bar, "figures"); bar.done, bar.desc
+    (1, 'report: figures')
+    >>> advance(bar, None); bar.done
+    2
+    """
+    if bar is None:
+        return
+    if what is None:
+        bar.update(bar.total - bar.done)
+        return
+    if bar.steps:
+        bar.update(1)
+    bar.steps += 1
+    bar.desc = f"{bar.desc.split(':')[0]}: {what}"

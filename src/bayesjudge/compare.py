@@ -24,17 +24,24 @@ from bayesjudge.core._validation import (
     check_seed,
     two_sided_z,
 )
+from bayesjudge.core.cluster import cluster_bootstrap_difference, cluster_difference_delta
 from bayesjudge.core.kernels import rg_difference_delta, youden_is_zero
 from bayesjudge.core.paired import pair_cells_many, paired_bootstrap, system_pairs
 from bayesjudge.data import CategoricalCounts, JudgeCounts
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
-__all__ = ["COMPARE_METHODS", "compare"]
+__all__ = ["CLUSTER_COMPARE_METHODS", "COMPARE_METHODS", "compare"]
 
 #: Methods understood by :func:`compare`, with the ``ci_kind`` each one reports.
 COMPARE_METHODS = {
     "bootstrap": "percentile bootstrap",
     "delta": "Wald (delta method)",
+}
+#: Methods for counts with repeated verdicts of an item (``counts.has_clusters``); the first
+#: is the default there.
+CLUSTER_COMPARE_METHODS = {
+    "cluster-delta": "Wald, cluster-robust delta method (items as units)",
+    "cluster-bootstrap": "percentile cluster bootstrap (items resampled with their verdicts)",
 }
 _CALIBRATIONS = ("separate", "shared")
 
@@ -123,7 +130,7 @@ def _usable(counts, cal, calibration, strata) -> np.ndarray:
 
 def compare(
     counts: JudgeCounts,
-    method: str | None = "bootstrap",
+    method: str | None = None,
     calibration: str = "separate",
     alpha: float = 0.05,
     n_resamples: int = 10_000,
@@ -141,14 +148,25 @@ def compare(
         Counts of at least two systems. With a joint verdict table (counts from
         ``JudgeCounts.from_frames(..., item=...)``), the comparison is paired over the
         shared items; otherwise the systems are treated as independent samples.
-    method : {"bootstrap", "delta", None}, default "bootstrap"
-        None is ``"bootstrap"`` for either labelling design. ``"bootstrap"``: clipped
+    method : {"bootstrap", "delta", "cluster-delta", "cluster-bootstrap", None}, default None
+        None is ``"bootstrap"`` for either labelling design, and ``"cluster-delta"`` for
+        counts with repeated verdicts of an item (``counts.has_clusters``), the only counts
+        for which the two cluster methods are accepted (and the only methods accepted for
+        them). ``"bootstrap"``: clipped
         Rogan–Gladen difference with the percentile interval of a bootstrap that resamples
         shared items jointly (:func:`~bayesjudge.core.paired.paired_bootstrap`).
         ``"delta"``: unclipped Rogan–Gladen difference ± z·SE with the delta-method SE,
         covariance of the paired verdicts included
         (:func:`~bayesjudge.core.paired.rg_difference_se`; Fiedler App. B), interval clipped
-        to [−1, 1].
+        to [−1, 1]. ``"cluster-delta"``: unclipped difference ± z·SE with each system's
+        cluster-robust variance (items, not verdicts, as the units;
+        :func:`~bayesjudge.core.cluster.cluster_difference_delta`), interval clipped to
+        [−1, 1]. ``"cluster-bootstrap"``: clipped difference with the percentile interval of
+        a bootstrap that resamples each system's items with all their verdicts and the
+        calibration once per replicate
+        (:func:`~bayesjudge.core.cluster.cluster_bootstrap_difference`). With repeated
+        verdicts there is no joint verdict table: the systems are compared as independent
+        samples.
     calibration : {"separate", "shared"}, default "separate"
         ``"separate"``: each system's own calibration counts. ``"shared"``: one calibration
         set for all systems — the set attached with ``with_calibration_from``, or the
@@ -178,8 +196,9 @@ def compare(
         Dims ``("pair", "stratum")``; ``pair`` labels ``"a - b"`` for every pair of systems
         in coordinate order (a before b) with coords ``first`` and ``second``. Variables
         ``estimate`` (Δθ̂), ``ci`` (``ci_bound = ["lower", "upper"]``) and, for
-        ``"delta"``, ``se``. Attrs ``method``, ``calibration``, ``alpha``, ``ci_prob``,
-        ``ci_kind``, ``paired`` (bool: whether a joint verdict table was used),
+        ``"delta"`` and ``"cluster-delta"``, ``se``. Attrs ``method``, ``calibration``,
+        ``alpha``, ``ci_prob``, ``ci_kind``, ``paired`` (bool: whether a joint verdict table
+        was used), ``clusters`` (1 for counts with repeated verdicts of an item, else 0),
         ``shared_items`` (items in the joint table, 0 when unpaired), ``n_resamples``,
         ``random_seed`` (as text), ``bootstrap_design``, ``design`` (the counts' labelling
         design), ``bayesjudge_version``.
@@ -188,8 +207,10 @@ def compare(
     ------
     ValueError
         For an unknown method or calibration (``"likelihood"`` too: the profile-likelihood
-        interval of ``estimate`` has no Δθ counterpart here), fewer than two systems, or
-        ``calibration="separate"`` with one calibration set shared over systems.
+        interval of ``estimate`` has no Δθ counterpart here), fewer than two systems,
+        ``calibration="separate"`` with one calibration set shared over systems, a method
+        that counts verdicts as items on counts with repeated verdicts of an item, or a
+        cluster method on counts without them.
 
     Warns
     -----
@@ -235,12 +256,8 @@ def compare(
         )
     counts = JudgeCounts(counts)
     if counts.has_clusters:
-        raise ValueError(
-            "These counts hold repeated verdicts of an item (counts.clusters), whose verdicts "
-            "are correlated; compare() resamples verdicts as independent items and would "
-            "understate the uncertainty of a difference. Compare the systems' "
-            "bj.estimate(counts) intervals (cluster-aware), or pass counts.without_clusters() "
-            "if the verdicts are truly independent."
+        return _compare_clusters(
+            counts, method, calibration, alpha, n_resamples, random_seed, bootstrap_design, pairs
         )
     method = "bootstrap" if method is None else method
     if method == "likelihood":
@@ -250,6 +267,12 @@ def compare(
             "Use method='bootstrap' (it resamples by the counts' labelling design), "
             "method='delta', or bj.fit(counts).compare() for the random design's full "
             "likelihood."
+        )
+    if method in CLUSTER_COMPARE_METHODS:
+        raise ValueError(
+            f"method={method!r} is for counts with repeated verdicts of an item "
+            f"(counts.has_clusters, from JudgeCounts.from_frames(..., item=, repeats=)); these "
+            f"counts have one verdict per item: use method='bootstrap' or 'delta'."
         )
     if method not in COMPARE_METHODS:
         raise ValueError(f"method must be one of {list(COMPARE_METHODS)}; got {method!r}.")
@@ -298,6 +321,7 @@ def compare(
             "ci_prob": 1 - alpha,
             "ci_kind": COMPARE_METHODS[method],
             "paired": bool(counts.has_joint),
+            "clusters": 0,
             "shared_items": int(counts.joint.sum()) if counts.has_joint else 0,
             "n_resamples": int(n_resamples) if method == "bootstrap" else 0,
             "random_seed": "None" if random_seed is None else str(random_seed),
@@ -312,6 +336,156 @@ def compare(
         else "Rogan-Gladen difference theta_first - theta_second (unclipped)"
     )
     return out
+
+
+def _cluster_method(counts: JudgeCounts, method) -> str:
+    """Return the cluster method to use: ``"cluster-delta"`` for None; refuse the others."""
+    if method is None:
+        return next(iter(CLUSTER_COMPARE_METHODS))
+    if method not in CLUSTER_COMPARE_METHODS:
+        raise ValueError(
+            f"These counts hold repeated verdicts of an item (counts.clusters: items judged "
+            f"several times), whose verdicts are correlated; compare(method={method!r}) would "
+            f"count every verdict as an independent item and understate the uncertainty of a "
+            f"difference. Use method='cluster-delta' (the default here) or "
+            f"'cluster-bootstrap', which treat the items as the units; pass "
+            f"counts.without_clusters() to count the verdicts as independent items on purpose."
+        )
+    return method
+
+
+def _cluster_calibration(counts: JudgeCounts, calibration: str):
+    """Calibration counts (and labelled items' cluster tables, or None) per stratum/system.
+
+    Separate: arrays (stratum, system) and tables (stratum, system, truth, R, R + 1). Shared:
+    one set per stratum, the systems' sets added up as :meth:`JudgeCounts.pool` adds them
+    (labelled items of different systems stay different items; copies of one set count once).
+    """
+    cal = _calibration_tables(counts, calibration)
+    tables = counts.calibration_clusters
+    if tables is None:
+        return cal, None
+    if calibration == "separate":
+        dims = ("stratum", "system", "truth", "repeats", "positives")
+        return cal, tables.transpose(*dims).values
+    pooled = counts.pool("system")
+    dims = ("stratum", "truth", "repeats", "positives")
+    return cal, pooled.calibration_clusters.isel(system=0, drop=True).transpose(*dims).values
+
+
+def _compare_clusters(
+    counts, method, calibration, alpha, n_resamples, random_seed, bootstrap_design, pairs
+) -> xr.Dataset:
+    """``compare`` of counts with repeated verdicts of an item: the cluster-aware Δθ."""
+    method = _cluster_method(counts, method)
+    if calibration not in _CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {list(_CALIBRATIONS)}; got {calibration!r}.")
+    alpha = check_alpha(alpha)
+    random_seed = check_seed(random_seed)
+    if bootstrap_design is None:
+        bootstrap_design = counts.design
+    bootstrap = method == "cluster-bootstrap"
+    if bootstrap:
+        bootstrap_design = check_design(bootstrap_design, "bootstrap_design")
+        n_resamples = check_resamples(n_resamples, "compare(method='cluster-bootstrap')", alpha)
+    systems = counts.systems
+    if len(systems) < 2:
+        raise ValueError(f"compare needs at least two systems; got {systems!r}.")
+    strata = np.asarray(counts.strata, dtype=object)
+    cal, cal_tables = _cluster_calibration(counts, calibration)
+    data = {
+        "cal": cal,
+        "cal_tables": cal_tables,
+        "usable": _usable(counts, cal, calibration, strata),
+        "shared": calibration == "shared",
+        "tables": _test_tables(counts),
+    }
+    first, second = _pair_positions(systems, pairs)
+    options = {"alpha": alpha}
+    if bootstrap:
+        options.update(n_resamples=n_resamples, calibration_design=bootstrap_design,
+                       random_seed=np.random.default_rng(random_seed))  # fmt: skip
+    estimate, se, lower, upper = _cluster_differences(data, first, second, bootstrap, options)
+    out = _dataset(counts, first, second, estimate, lower, upper, None if bootstrap else se)
+    out.attrs.update(
+        {
+            "method": method,
+            "calibration": calibration,
+            "alpha": alpha,
+            "ci_prob": 1 - alpha,
+            "ci_kind": CLUSTER_COMPARE_METHODS[method],
+            "paired": False,
+            "clusters": 1,
+            "shared_items": 0,
+            "n_resamples": int(n_resamples) if bootstrap else 0,
+            "random_seed": "None" if random_seed is None else str(random_seed),
+            "bootstrap_design": bootstrap_design,
+            "design": counts.design,
+            "bayesjudge_version": __version__,
+        }
+    )
+    out["estimate"].attrs["long_name"] = (
+        "clipped Rogan-Gladen difference theta_first - theta_second"
+        if bootstrap
+        else "Rogan-Gladen difference theta_first - theta_second (unclipped)"
+    )
+    return out
+
+
+def _test_tables(counts: JudgeCounts) -> np.ndarray:
+    """Test items' cluster tables (stratum, system, R, R + 1); one verdict each if none stored."""
+    if counts.clusters is not None:
+        return counts.clusters.transpose("stratum", "system", "repeats", "positives").values
+    n, k = (counts.dataset[v].transpose("stratum", "system").values for v in ("n", "k"))
+    return np.stack([n - k, k], axis=-1)[..., None, :]
+
+
+def _cluster_differences(data, first, second, bootstrap, options):
+    """Cluster Δθ (estimate, se, lower, upper), each (pair, stratum), NaN where unusable.
+
+    As :func:`_bootstrap_differences`: the strata where every system is usable in one call
+    (one random stream), then each other stratum on its usable systems.
+    """
+    usable, cal, shared = data["usable"], data["cal"], data["shared"]
+    cal_tables = data["cal_tables"]
+    shape = (len(first), usable.shape[0])
+    estimate, se, lower, upper = (np.full(shape, np.nan) for _ in range(4))
+    groups = [(np.flatnonzero(usable.all(axis=1)), np.arange(usable.shape[1]))]
+    groups += [
+        (np.array([t]), np.flatnonzero(row))
+        for t, row in enumerate(usable)
+        if not row.all() and row.sum() >= 2
+    ]
+    index = {(a, b): p for p, (a, b) in enumerate(zip(first, second, strict=True))}
+    function = cluster_bootstrap_difference if bootstrap else cluster_difference_delta
+    for idx, kept in groups:
+        if not idx.size:
+            continue
+        at = {int(s): i for i, s in enumerate(kept)}
+        wanted = [(a, b) for a, b in zip(first, second, strict=True) if a in at and b in at]
+        if not wanted:
+            continue
+        tables = None
+        if cal_tables is not None:
+            tables = cal_tables[idx] if shared else cal_tables[idx][:, kept]
+        with warnings.catch_warnings():
+            # compare checked (and warned about) n_resamples itself.
+            warnings.filterwarnings(
+                "ignore", r"cluster_bootstrap_difference: n_resamples=", SmallSampleWarning
+            )
+            res = function(
+                data["tables"][idx][:, kept],
+                *(cal[f][idx] if shared else cal[f][idx][:, kept] for f in _CAL),
+                shared_calibration=shared,
+                calibration_tables=tables,
+                pairs=[(at[a], at[b]) for a, b in wanted],
+                **options,
+            )
+        rows = [index[pair] for pair in wanted]
+        for field, target in (("estimate", estimate), ("se", se), ("lower", lower),
+                              ("upper", upper)):  # fmt: skip
+            target[np.ix_(rows, idx)] = getattr(res, field).T
+    return estimate, se, lower, upper
 
 
 def _pair_positions(systems, pairs) -> tuple[np.ndarray, np.ndarray]:

@@ -26,6 +26,7 @@ from scipy import stats
 from bayesjudge._text import format_probability, group_label, pair_label, terminal_safe
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.core.allocation import allocation_report
+from bayesjudge.core.cluster import calibration_effective_counts, effective_counts
 from bayesjudge.core.correction import lang_reiczigel_length
 from bayesjudge.core.kernels import (
     LOW_J_THRESHOLD,
@@ -233,9 +234,26 @@ def _shared_over_systems(counts: JudgeCounts) -> bool:
     return "system" in counts.calibration_shared_over
 
 
-def _arrays(counts: JudgeCounts) -> dict[str, np.ndarray]:
-    ds = counts.dataset
-    return {v: ds[v].values.astype(float) for v in ("n", "k", "m0", "tn", "m1", "tp")}
+def _arrays(counts: JudgeCounts, effective: bool = False) -> dict[str, np.ndarray]:
+    """Return the counts as float arrays (system, stratum).
+
+    ``effective``: for repeated verdicts of an item, Kish's effective counts of the test items
+    (:func:`~bayesjudge.core.cluster.effective_counts`) and, where labelled items were judged
+    several times, of the labelled items
+    (:func:`~bayesjudge.core.cluster.calibration_effective_counts`): the same p̂, q̂0, q̂1,
+    with the binomial variances that the delta method and the Newcombe interval of J read
+    from them equal to the cluster-robust ones (items, not verdicts, as the units).
+    """
+    ds = counts.dataset.transpose("system", "stratum", ...)
+    arr = {v: ds[v].values.astype(float) for v in ("n", "k", "m0", "tn", "m1", "tp")}
+    if effective and counts.clusters is not None:
+        table = counts.clusters.transpose("system", "stratum", "repeats", "positives").values
+        arr["k"], arr["n"] = effective_counts(table)
+    if effective and counts.calibration_clusters is not None:
+        dims = ("system", "stratum", "truth", "repeats", "positives")
+        tables = counts.calibration_clusters.transpose(*dims).values
+        arr["tn"], arr["m0"], arr["tp"], arr["m1"] = calibration_effective_counts(tables)
+    return arr
 
 
 def _pooled_calibration(arr: dict[str, np.ndarray], shared: bool) -> tuple[np.ndarray, ...]:
@@ -296,7 +314,7 @@ def comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Datase
     >>> print(t.pair.values.tolist(), f"{t.delta_theta.item():.4f}")
     ['a - b'] 0.3714
     """
-    arr = _arrays(counts)
+    arr = _arrays(counts, effective=True)
     shared = _shared_over_systems(counts)
     z = float(stats.norm.isf(alpha / 2))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -1084,9 +1102,8 @@ def _low_j_findings(counts: JudgeCounts, diag: xr.Dataset, alpha: float, level: 
         category = low_j_category(j_values, j_bounds[..., 0], j_bounds[..., 1])
         source = "posterior"
     else:
-        ds = counts.dataset.transpose("system", "stratum")
-        cal = (ds[f].values.astype(float) for f in _CAL)
-        rule = low_j(*cal, alpha, undefined_at_zero=False)
+        arr = _arrays(counts, effective=True)  # labelled items judged several times
+        rule = low_j(*(arr[f] for f in _CAL), alpha, undefined_at_zero=False)
         j_values = np.asarray(rule.youden, dtype=float)
         j_bounds = np.stack([rule.lower, rule.upper], axis=-1)
         category = np.asarray(rule.category)

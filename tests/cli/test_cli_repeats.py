@@ -6,6 +6,7 @@ calibration set: ``estimate --item item --repeats epoch`` gives the interval of 
 pandas tally, and ``profile`` suggests that command.
 """
 
+import io
 import json
 
 import numpy as np
@@ -159,3 +160,142 @@ def test_json_lines_take_their_repeat_key_from_repeats(repeated, tmp_path, capsy
     keys = (*FIELDS, "estimate", "lower", "upper")
     assert {k: rows[0][k] for k in keys} == {k: rows[1][k] for k in keys}
     assert rows[0]["n"] == len(test)
+
+
+# --------------------------------------------------------- compare and report: the CI gate
+
+GOOD, BAD, CLOSE = "good one", "bad", "close"
+
+
+@pytest.fixture(scope="module")
+def systems(tmp_path_factory):
+    """Three systems' items judged 3 times (icc 0.5): good 0.85, bad 0.45, close 0.83."""
+    tests, cals = [], []
+    for s, (name, theta) in enumerate(((GOOD, 0.85), (BAD, 0.45), (CLOSE, 0.83))):
+        test, cal = bj.simulate.simulate_repeated_items(
+            theta, 0.85, 0.9, n=300, m0=120, m1=120, epochs=3, icc=0.5, random_seed=40 + s
+        )
+        test["system"] = cal["system"] = name
+        tests.append(test.drop(columns="truth"))
+        cals.append(cal)
+    folder = tmp_path_factory.mktemp("repeats-systems")
+    pd.concat(tests).to_csv(folder / "verdicts.csv", index=False)
+    pd.concat(cals).to_csv(folder / "gold.csv", index=False)
+    argv = ["--test", str(folder / "verdicts.csv"), "--calibration", str(folder / "gold.csv"),
+            "--system", "system", "--item", "item", "--repeats", "epoch"]  # fmt: skip
+    counts = bj.JudgeCounts.from_frames(
+        folder / "verdicts.csv", folder / "gold.csv", item="item", repeats="epoch",
+        system="system",
+    )  # fmt: skip
+    return argv, counts, folder
+
+
+def _gate(capsys, argv) -> tuple[int, dict]:
+    status = main([*argv, "--json"])
+    captured = capsys.readouterr()
+    assert status in (0, 3), captured.err
+    return status, json.loads(captured.out)
+
+
+def test_compare_defaults_to_cluster_delta_and_prints_the_apis_numbers(systems, capsys):
+    argv, counts, _ = systems
+    status, out = _gate(capsys, ["compare", *argv])
+    assert status == 0
+    assert out["settings"]["method"] == "cluster-delta" and out["settings"]["clusters"] == 1
+    assert out["settings"]["paired"] is False
+    expected = bj.compare(counts)
+    for row in out["comparisons"]:
+        estimate, lower, _ = _oriented(expected, row["first"], row["second"])
+        assert row["estimate"] == pytest.approx(estimate, rel=1e-12)
+        assert row["lower"] == pytest.approx(lower, rel=1e-12)
+
+
+def _oriented(result, better, worse):
+    """Δθ = θ_better − θ_worse of a compare() result: (estimate, lower, upper)."""
+    for i, (a, b) in enumerate(zip(result["first"].values, result["second"].values, strict=True)):
+        row = result.isel(pair=i, stratum=0)
+        est, lo, hi = float(row["estimate"]), *(float(v) for v in row["ci"].values)
+        if (a, b) == (better, worse):
+            return est, lo, hi
+        if (a, b) == (worse, better):
+            return -est, -hi, -lo
+    raise KeyError((better, worse))
+
+
+def test_gate_claims_and_rank_on_repeated_verdicts(systems, capsys):
+    argv, counts, _ = systems
+    status, out = _gate(capsys, ["compare", *argv, "--claim", GOOD, "--over", BAD])
+    assert status == 0 and out["supported"] and out["claims"][0]["lower"] > 0
+    status, out = _gate(capsys, ["compare", *argv, "--claim", GOOD, "--over", CLOSE])
+    assert status == 3 and not out["claims"][0]["supported"]
+    assert "includes 0" in out["claims"][0]["why"]
+    status, out = _gate(capsys, ["compare", *argv, "--rank", GOOD, "--rank", CLOSE,
+                                 "--rank", BAD])  # fmt: skip
+    assert status == 3 and out["ranking"][0]["supported"] is False
+    status, out = _gate(capsys, ["compare", *argv, "--rank", CLOSE, "--rank", BAD])
+    assert status == 0 and out["ranking"][0]["supported"] is True
+    # cluster-bootstrap with a seed: the API's interval
+    options = ["--method", "cluster-bootstrap", "--seed", "3", "--n-resamples", "1000"]
+    status, out = _gate(capsys, ["compare", *argv, *options, "--claim", GOOD, "--over", BAD])
+    expected = bj.compare(counts, "cluster-bootstrap", n_resamples=1000, random_seed=3)
+    _, lower, _ = _oriented(expected, GOOD, BAD)
+    assert status == 0 and out["claims"][0]["lower"] == pytest.approx(lower, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("extra", "expected"),
+    [
+        (["--method", "bootstrap"], "cluster-delta"),
+        (["--method", "delta"], "without_clusters"),
+        (["--require-excludes-zero", "--claim", GOOD, "--over", BAD], "posterior probability"),
+    ],
+)
+def test_compare_errors_on_repeated_verdicts_are_one_line(systems, capsys, extra, expected):
+    argv, _, _ = systems
+    assert main(["compare", *argv, *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("bayesjudge: error:") and expected in err
+
+
+def test_report_of_repeated_verdicts_without_a_fit(systems, tmp_path, capsys):
+    argv, counts, _ = systems
+    out = tmp_path / "report"
+    assert main(["report", *argv, "--method", "none", "--out", str(out), "--seed", "1"]) == 0
+    capsys.readouterr()
+    md = (out / "report.md").read_text()
+    assert "naive p̂ = Σk/Σr [cluster-robust Wilson]" in md
+    assert "bayesjudge.compare(method='cluster-delta'" in md
+    theta = bj.estimate(counts)["estimate"].sel(system=GOOD).item()
+    assert f"{theta:.3f}" in md
+
+
+@pytest.mark.slow
+def test_fit_of_repeated_verdicts_is_the_item_effect_model(repeated, capsys):
+    # bayesjudge fit on --item/--repeats input fits the item-effect model (bj.fit dispatches
+    # clustered counts to it) and shows the intra-item correlation; same seed, same numbers.
+    path, gold, _, _ = repeated
+    argv = ["fit", "--test", path, "--calibration", gold, "--item", "item", "--repeats", "epoch",
+            "--draws", "1000", "--tune", "500", "--chains", "2", "--seed", "5"]  # fmt: skip
+    assert main([*argv, "--format", "csv"]) == 0, capsys.readouterr().err
+    frame = pd.read_csv(io.StringIO(capsys.readouterr().out))
+    counts = bj.JudgeCounts.from_frames(path, gold, item="item", repeats="epoch")
+    fit = bj.fit(counts, draws=1000, tune=500, chains=2, random_seed=5)
+    assert fit.config["model"] == "item-effect"
+    assert set(frame["variable"]) >= {"theta", "q0", "q1", "item_icc"}
+    theta = frame.loc[frame["variable"] == "theta", "mean"].item()
+    assert theta == pytest.approx(float(fit.posterior["theta"].mean()), abs=1e-6)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "model: item-effect" in text and "aggregate: none" in text
+
+
+@pytest.mark.slow
+def test_default_report_of_repeated_verdicts_fits_the_item_effect_model(systems, tmp_path):
+    # --method auto picks MCMC for repeated verdicts (the exact engine integrates independent
+    # verdicts only), so the default report of epochs has its Bayesian sections.
+    argv, _, _ = systems
+    out = tmp_path / "report"
+    assert main(["report", *argv, "--out", str(out), "--seed", "1", "--draws", "300",
+                 "--tune", "300", "--chains", "2"]) == 0  # fmt: skip
+    md = (out / "report.md").read_text()
+    assert "model='item-effect'" in md

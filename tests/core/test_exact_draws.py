@@ -127,6 +127,25 @@ def test_joint_moments_match_the_exact_mixture(name):
         assert abs(x.mean() - value) < SIGMAS * se + 1e-12, (key, x.mean(), value, se)
 
 
+def test_the_box_part_has_its_full_envelope_weight():
+    """Regression: the box part draws q from the unrestricted Betas (rejecting those outside
+    the box), so its envelope mass is 1 / J_c; it was weighted P(box) / J_c, which for weak
+    calibration (small m, the box at a low normal score, P(box) ≈ 0.9) under-sampled the box:
+    q1's mean came out 15 standard errors low at 2·10⁵ draws (0.75054 against 0.75449; the
+    old test seed happened to pass at N = 2·10⁴). Means against the exact latent mixture,
+    which a 300³ midpoint grid of the likelihood confirms to 5e-8 (θ 0.350540, q0 0.681485,
+    q1 0.754491)."""
+    data = MIXTURE_CASES["n=150"][0]
+    draws = exact_draws(*_args(data), size=200_000, rng=SEED)
+    mix = LatentMixture(*data)
+    for v in ("theta", "q0", "q1"):
+        a, b = mix.params[v]
+        exact = float(mix.weights @ (a / (a + b)))
+        x = draws[v]
+        se = x.std(ddof=1) / np.sqrt(x.size)
+        assert abs(x.mean() - exact) < SIGMAS * se, (v, x.mean(), exact, se)
+
+
 def test_the_draws_are_reproducible_and_independent_across_groups():
     """The same seed gives the same draws; another seed others; two identical groups in one
     call get uncorrelated draws, each following the single-group posterior."""

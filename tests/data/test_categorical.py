@@ -564,3 +564,34 @@ def test_property_one_table_counts_equal_a_direct_tally(table):
     np.testing.assert_array_equal(counts.test.values, t)
     np.testing.assert_array_equal(counts.calibration.values, c)
     assert counts.design == ("random" if len(labelled) else "stratified")
+
+
+def test_repeated_item_ids_in_the_test_table_are_refused_not_counted_twice():
+    # Before: item 1 with two rows was counted as two test items without a word.
+    test = pd.DataFrame({"judge": ["A", "tie", "B", "A"], "id": [1, 1, 2, 3]})
+    calib = pd.DataFrame({"judge": ["A", "B", "tie"], "human": ["A", "B", "tie"]})
+    with pytest.raises(ValueError, match=r"unique within each system; 1 repeat: 1 \(system"):
+        CategoricalCounts.from_frames(test, calib, judge="judge", human="human", item="id")
+    # The same id under two systems is two items.
+    test["system"] = ["x", "y", "x", "y"]
+    counts = CategoricalCounts.from_frames(
+        test, calib.assign(system="x"), judge="judge", human="human", item="id", system="system"
+    )
+    assert int(counts.test.sum()) == 4
+
+
+def test_unknown_text_label_gets_no_false_text_or_number_hint():
+    # Before: 'tie' was said to match the category 'A' "only as text or as a number" (both
+    # are not numbers, and None == None matched).
+    test = pd.DataFrame({"judge": ["A", "tie", "B"]})
+    calib = pd.DataFrame({"judge": ["A", "B"], "human": ["A", "B"]})
+    with pytest.raises(ValueError, match="Labels outside the categories") as err:
+        CategoricalCounts.from_frames(
+            test, calib, judge="judge", human="human", categories=["A", "B"]
+        )
+    assert "only as text or as a number" not in str(err.value)
+    # A real look-alike keeps its hint.
+    with pytest.raises(ValueError, match="only as text or as a number"):
+        CategoricalCounts.from_frames(
+            pd.DataFrame({"judge": ["1", "2"]}), judge="judge", human=None, categories=[1, 2]
+        )

@@ -16,6 +16,8 @@ import numpy as np
 import pandas as pd
 import pytest
 from harness_logs import EPOCHS, INSPECT_IDS, LM_DOCS, LM_MODEL, MODEL
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import bayesjudge as bj
 from bayesjudge.data import harness
@@ -240,7 +242,7 @@ def test_jsonl_columns_ids_and_both_parsers_agree(tmp_path, monkeypatch):
     assert fast["epoch"].tolist() == [1, 1, 2, 1]
     assert fast["system"].tolist() == ["a\n<b>", "a\n<b>", "a\n<b>", "b"]
     # The standard-library path (no pyarrow) reads the same table.
-    monkeypatch.setattr(harness, "_records_arrow", lambda path, keys: None)
+    monkeypatch.setattr(harness, "_records_arrow", lambda path, keys, exact: None)
     pd.testing.assert_frame_equal(read_table(path, **options), fast)
 
 
@@ -270,6 +272,254 @@ def test_jsonl_hostile_inputs(tmp_path):
         read_table(numbers, format="yaml")
     with pytest.raises(ValueError, match=r"suffix '\.txt'"):
         harness.harness_format(tmp_path / "v.txt")
+
+
+def _both_parsers(path, monkeypatch, **options):
+    """Read ``path`` with pyarrow's fast path and with the standard library's exact one.
+
+    Returns the two tables (or the two error messages) and whether the fast path was taken.
+    """
+    taken = []
+    fast_reader = harness._records_arrow
+
+    def spy(*args):
+        result = fast_reader(*args)
+        taken.append(result is not None)
+        return result
+
+    out = []
+    for reader in (spy, lambda path, keys, exact: None):
+        monkeypatch.setattr(harness, "_records_arrow", reader)
+        try:
+            out.append(read_table(path, **options))
+        except ValueError as err:
+            out.append(str(err))
+    return out, any(taken)
+
+
+def _same(pair):
+    fast, exact = pair
+    if isinstance(exact, str):
+        assert fast == exact
+        return
+    pd.testing.assert_frame_equal(fast, exact)
+    assert fast.attrs == exact.attrs
+    for column in fast.columns:  # the same Python types, not only equal values
+        assert [type(v) for v in fast[column]] == [type(v) for v in exact[column]], column
+
+
+# Each case: the file's text, whether pyarrow may read it (else the exact path does), and what
+# the exact path gives (a column of the table, or the error message's start).
+ODD_LINES = {
+    "missing and null verdicts, unicode, text ids": (
+        '{"item": "007", "judge": 1, "s": "é😀"}\n{"item": "7", "judge": null, "s": "x"}\n'
+        '{"item": "ü\\n", "s": "y"}\n',
+        True,
+        ("judge", [1, None, None]),
+    ),
+    "a null verdict first": (
+        '{"item": "a", "judge": null}\n{"item": "b", "judge": 1}\n',
+        True,
+        ("judge", [None, 1]),
+    ),
+    "nulls among decimal and whole numbers": (
+        '{"item": "a", "judge": null}\n{"item": "b", "judge": 0.5}\n{"item": "c", "judge": 1}\n',
+        True,
+        ("judge", [None, 0.5, 1.0]),
+    ),
+    "a verdict that is an object (nested metric)": (
+        '{"item": "a", "judge": 1}\n{"item": "b", "judge": {"acc": 1}}\n',
+        False,
+        ("judge", [1, {"acc": 1}]),
+    ),
+    "decimal then whole numbers": (
+        '{"item": 1, "judge": 0.5}\n{"item": 2, "judge": 1}\n{"item": 3, "judge": 0}\n',
+        True,
+        ("judge", [0.5, 1.0, 0.0]),
+    ),
+    "whole then decimal numbers": (
+        '{"item": 1, "judge": 1}\n{"item": 2, "judge": 0.5}\n',
+        False,
+        ("judge", [1.0, 0.5]),
+    ),
+    "booleans and text": (
+        '{"item": "a", "judge": true}\n{"item": "b", "judge": "yes"}\n',
+        False,
+        ("judge", [True, "yes"]),
+    ),
+    "booleans with a null": (
+        '{"item": "a", "judge": true}\n{"item": "b", "judge": null}\n{"item": "c", "judge": false}',
+        True,
+        ("judge", [True, None, False]),
+    ),
+    "windows line ends": ('{"item": "a", "judge": 1}\r\n{"item": "b", "judge": 0}\r\n', True, None),
+    "blank lines and spaces": (
+        '\n{"item": "a", "judge": 1}  \n\n {"item": "b", "judge": 0}\n',
+        False,
+        None,
+    ),
+    "a lone carriage return ends a line": (
+        '{"item": "a", "judge": 1}\r{"item": "b", "judge": 0}\n',
+        False,
+        ("item", ["a", "b"]),
+    ),
+    "a decimal item id": (
+        '{"item": 1.5, "judge": 1}\n{"item": 7, "judge": 0}\n',
+        False,
+        ("item", ["1.5", "7"]),
+    ),
+    "a number beyond 64 bits": (
+        '{"item": "a", "judge": 99999999999999999999}\n',
+        False,
+        ("judge", [99999999999999999999]),
+    ),
+    "two records on one line": (
+        '{"item": "a", "judge": 1} {"item": "b", "judge": 0}\n',
+        False,
+        "Line 1 ",
+    ),
+    "one record over two lines": ('{"item": "a",\n "judge": 1}\n', False, "Line 1 "),
+    "both at once": (
+        '{"item": "a", "judge": 1} {"item": "b", "judge": 0}\n{"item": "c",\n"judge": 1}\n',
+        False,
+        "Line 1 ",
+    ),
+    "a list where a record belongs": ('{"item": "a", "judge": 1}\n[1, 2]\n', False, "Line 2 "),
+    "a line that is not JSON": (
+        '{"item": "a", "judge": 1}\n{"item": "b", "judge": NO}\n',
+        False,
+        "Line 2 ",
+    ),
+    "ids 7 and '7'": ('{"item": 7, "judge": 1}\n{"item": "7", "judge": 0}\n', False, "The JSON"),
+}
+
+
+@pytest.mark.parametrize("case", list(ODD_LINES))
+def test_jsonl_fast_and_exact_parsers_give_identical_tables(case, tmp_path, monkeypatch):
+    text, fast, expected = ODD_LINES[case]
+    path = tmp_path / "v.jsonl"
+    path.write_bytes(text.encode("utf-8"))
+    pair, taken = _both_parsers(path, monkeypatch)
+    assert taken == fast
+    _same(pair)
+    exact = pair[1]
+    if isinstance(expected, str):
+        assert isinstance(exact, str) and exact.startswith(expected), exact
+    elif expected is not None:
+        assert exact[expected[0]].tolist() == expected[1]
+    else:
+        assert exact["item"].tolist() == ["a", "b"] and exact["judge"].tolist() == [1, 0]
+
+
+_VERDICT = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from(["C", "I", "yes", "", " ", "é😀"]),
+    st.dictionaries(st.sampled_from(["acc", "x"]), st.integers(0, 1), max_size=1),
+)
+_ROW = st.tuples(st.booleans(), st.booleans(), _VERDICT, st.integers(1, 3), st.booleans())
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(rows=st.lists(_ROW, min_size=1, max_size=8), crlf=st.booleans())
+def test_jsonl_parsers_agree_on_random_records(rows, crlf, tmp_path, monkeypatch):
+    # Item ids numbered by row (text or a number), verdicts of every JSON type or absent,
+    # epochs: both parsers give the same table, or the same error.
+    lines = []
+    for n, (text_id, has_verdict, verdict, epoch, ascii_only) in enumerate(rows):
+        record = {"item": f"0{n}" if text_id else n, "epoch": epoch}
+        if has_verdict:
+            record["judge"] = verdict
+        lines.append(json.dumps(record, ensure_ascii=ascii_only))
+    path = tmp_path / "random.jsonl"
+    path.write_bytes((("\r\n" if crlf else "\n").join(lines) + "\n").encode())
+    pair, _ = _both_parsers(path, monkeypatch, epoch="epoch")
+    _same(pair)
+    monkeypatch.undo()
+
+
+def test_without_pyarrow_the_tables_are_the_same(lm_samples, tmp_path, monkeypatch):
+    rows = [{"item": i, "judge": i % 2, "system": "m", "epoch": 1} for i in (7, -3, 0, 10**12)]
+    jsonl = _write_jsonl(tmp_path / "v.jsonl", rows)
+    tables = []
+    for missing in (False, True):
+        if missing:  # an import of pyarrow now fails, as where it is not installed
+            monkeypatch.setitem(sys.modules, "pyarrow", None)
+        tables.append(
+            (
+                read_table(jsonl, system="system", epoch="epoch"),
+                read_table(lm_samples, metric="acc"),
+            )
+        )
+    for with_arrow, without in zip(*tables, strict=True):
+        _same((with_arrow, without))
+    assert tables[1][0]["item"].tolist() == ["7", "-3", "0", "1000000000000"]
+
+
+def test_jsonl_bytes_that_are_not_utf8_are_refused_by_both_parsers(tmp_path, monkeypatch):
+    # pyarrow skips the fields it does not read without checking their UTF-8; the file is
+    # refused all the same, with the message the exact path gives.
+    path = tmp_path / "v.jsonl"
+    path.write_bytes(b'{"item": "a", "judge": 1, "note": "\xff"}\n{"item": "b", "judge": 0}\n')
+    (fast, exact), _ = _both_parsers(path, monkeypatch)
+    assert fast == exact and "is not UTF-8 text" in exact
+    # A character cut by the scan's block boundary is still valid UTF-8.
+    text = '{"item": "a", "judge": 1, "note": "' + "é" * 40 + '"}\n'
+    data = np.frombuffer(text.encode(), dtype=np.uint8)
+    assert harness._line_shape(data, 1, block=7)
+    cut = np.frombuffer(b'{"item": "a", "judge": 1, "note": "\xc3"}\n', dtype=np.uint8)
+    assert not harness._line_shape(cut, 1, block=7)  # half a character, then a quote
+
+
+def test_jsonl_epochs_systems_and_gold_agree_between_parsers(tmp_path, monkeypatch):
+    rows = [
+        {"id": i, "model": ("m", "n")[i % 2], "verdict": [1, 0, None][i % 3], "try": 1 + i // 4}
+        for i in range(12)
+    ]
+    path = _write_jsonl(tmp_path / "v.jsonl", rows)
+    options = {"item": "id", "judge": "verdict", "system": "model", "epoch": "try"}
+    pair, taken = _both_parsers(path, monkeypatch, **options)
+    assert taken
+    _same(pair)
+    assert pair[0].attrs["unparsed"] == {f"{i} (epoch {1 + i // 4})": None for i in (2, 5, 8, 11)}
+    bad = _write_jsonl(tmp_path / "e.jsonl", [{"item": "a", "judge": 1, "epoch": 1.0}])
+    pair, _ = _both_parsers(bad, monkeypatch, epoch="epoch")
+    _same(pair)
+    assert "epoch key must hold whole numbers >= 1; got 1.0" in pair[0]
+    gold = _write_jsonl(tmp_path / "g.jsonl", [{"item": 7, "human": 1}, {"item": 8, "human": 0.5}])
+    log = pd.DataFrame({"item": ["7", "8"], "system": "m", "judge": [1, 0], "epoch": 1})
+    monkeypatch.setattr(harness, "_records_arrow", lambda path, keys, exact: None)
+    exact = join_gold(log, gold).test
+    monkeypatch.undo()
+    pd.testing.assert_frame_equal(join_gold(log, gold).test, exact)
+    assert exact["human"].tolist() == [1, 0.5]
+
+
+def test_lm_eval_fast_and_exact_parsers_agree_on_odd_lines(lm_samples, tmp_path, monkeypatch):
+    # lm-eval's own lines, three of them altered: a null metric, a metric lm-eval writes as an
+    # object, text beyond ASCII in the document.
+    lines = [json.loads(line) for line in lm_samples.read_text().splitlines()]
+    lines[1]["acc"] = None
+    lines[2]["acc"] = {"score": 1.0}
+    lines[3]["doc"] = {"question": "¿Qué? 😀"}
+    folder = tmp_path / "run"
+    folder.mkdir()
+    results = next(lm_samples.parent.glob("results_*.json"))
+    (folder / results.name).write_bytes(results.read_bytes())
+    for name, altered in (("same", False), ("odd", True)):
+        path = folder / lm_samples.name.replace("samples_", f"samples_{name}")
+        chosen = lines if altered else [json.loads(x) for x in lm_samples.read_text().splitlines()]
+        path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in chosen))
+        pair, taken = _both_parsers(path, monkeypatch, metric="acc")
+        assert taken == (not altered)  # an object where a number was: the exact path
+        _same(pair)
+    table = pair[1]
+    assert table["judge"].tolist()[1:3] == [None, {"score": 1.0}]
+    assert set(table.attrs["unparsed"]) == {"1 (epoch 1)", "2 (epoch 1)"}
 
 
 # --- gold files -----------------------------------------------------------------------------------

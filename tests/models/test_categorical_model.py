@@ -138,6 +138,28 @@ def test_log_density_has_teeth():
     assert not np.isclose(got, _scipy_logp(point, config, "random"), rtol=RTOL)
 
 
+def test_multinomial_logp_equals_scipy_multinomial():
+    # The models' observed counts use cm.multinomial_logp (a smaller graph than PyMC's
+    # Multinomial, for numba's compile); it must be scipy's logpmf, constant included, in a
+    # batch of groups, with zero cells and a zero probability under a zero count.
+    rng = np.random.default_rng(11)
+    k = 4
+    p = rng.dirichlet(np.ones(k), size=(2, 3))
+    p[0, 1] = [0.0, 0.5, 0.25, 0.25]  # p = 0 where the count is 0: the cell adds 0
+    sizes = [0, 7, 30, 1, 200, 55]
+    value = np.stack([rng.multinomial(n, q) for n, q in zip(sizes, p.reshape(6, k), strict=True)])
+    value = value.reshape(2, 3, k)
+    value[0, 1] = [0, 3, 4, 0]
+    n = value.sum(-1)
+    got = cm.multinomial_logp(value, n, p).eval(mode=MODE)
+    expected = np.vectorize(stats.multinomial.logpmf, signature="(k),(),(k)->()")(value, n, p)
+    assert got.shape == (2, 3)
+    np.testing.assert_allclose(got, expected, rtol=RTOL, atol=1e-12)
+    # Teeth: a different p, or a dropped constant, changes it.
+    assert not np.isclose(got[1, 1], stats.multinomial.logpmf(value[1, 1], n[1, 1], p[1, 2]))
+    assert not np.isclose(got[1, 1], (value[1, 1] * np.log(p[1, 1])).sum())
+
+
 def test_binary_counts_give_the_binary_parametrisation():
     # At K = 2 the categories are ("incorrect", "correct"): θ[1] is accuracy, C[0, 0] = q0.
     import bayesjudge as bj

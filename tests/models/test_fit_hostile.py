@@ -20,6 +20,7 @@ import xarray as xr
 import bayesjudge as bj
 from bayesjudge import _progress
 from bayesjudge.models import fit as fit_module
+from bayesjudge.models import storage
 from bayesjudge.warnings import ConvergenceWarning
 
 HUGE = 2**70
@@ -187,7 +188,7 @@ def test_load_refuses_a_consistent_file_with_fewer_draws_than_its_config(result,
     tree = xr.open_datatree(path, engine="h5netcdf").load()
     for group in ("posterior", "sample_stats"):
         tree[group] = xr.DataTree(tree[group].dataset.isel(draw=slice(0, 50)))
-    tree.attrs[fit_module._DIGEST] = fit_module._content_digest(tree)  # a digest to match
+    tree.attrs[storage.DIGEST_ATTR] = storage.content_digest(tree)  # a digest to match
     tree.to_netcdf(tmp_path / "short.nc", engine="h5netcdf")
     with pytest.raises(ValueError, match=r"holds 2 chains × 50 draws but .* says 2 × 200"):
         bj.load(tmp_path / "short.nc")
@@ -216,7 +217,7 @@ def test_unreadable_files_raise_value_errors_naming_the_path(result, tmp_path):
 def test_a_file_without_a_digest_loads_with_a_warning(result, tmp_path):
     path = result.save(tmp_path / "fit.nc")
     tree = xr.open_datatree(path, engine="h5netcdf").load()
-    del tree.attrs[fit_module._DIGEST]
+    del tree.attrs[storage.DIGEST_ATTR]
     tree.to_netcdf(tmp_path / "old.nc", engine="h5netcdf")
     with pytest.warns(bj.BayesJudgeWarning, match=r"has no content digest .* Save it again"):
         loaded = bj.load(tmp_path / "old.nc")
@@ -449,7 +450,7 @@ def test_the_digest_survives_a_round_trip_of_joint_counts_and_text_labels(tmp_pa
     tree.attrs["bayesjudge_config"] = json.dumps({"calibration": "separate"})
     tree.to_netcdf(tmp_path / "t.nc", engine="h5netcdf")
     again = xr.open_datatree(tmp_path / "t.nc", engine="h5netcdf").load()
-    assert fit_module._content_digest(again) == fit_module._content_digest(tree)
+    assert storage.content_digest(again) == storage.content_digest(tree)
     changed = again.copy()
     changed.attrs["bayesjudge_config"] = json.dumps({"calibration": "shared"})
-    assert fit_module._content_digest(changed) != fit_module._content_digest(tree)
+    assert storage.content_digest(changed) != storage.content_digest(tree)

@@ -231,12 +231,3 @@ def test_fit_over_strata_ranks_theta_total_first():
     assert total["theta"].iloc[0] == pytest.approx(float(means[best]), rel=1e-12)
     md = report.to_markdown()
     assert f"Ranking over {TOTAL_LABEL}: “{best}” > “{other}”" in md
-
-
-def test_the_report_refuses_repeated_verdicts_of_an_item_clearly():
-    from bayesjudge.simulate import simulate_repeated_items
-
-    test, gold = simulate_repeated_items(0.6, 0.8, 0.9, n=60, m0=30, m1=30, epochs=3, random_seed=1)
-    counts = bj.JudgeCounts.from_frames(test, gold, item="item", repeats="epoch")
-    with pytest.raises(ValueError, match="repeated verdicts of an item"):
-        bj.build_report(counts)

@@ -351,7 +351,7 @@ def read_counts(args) -> JudgeCounts:
     item = getattr(args, "item", None)
     repeats = getattr(args, "repeats", None)
     design = getattr(args, "design", None)
-    if getattr(args, "gold", None) is not None or _is_harness_log(args):
+    if getattr(args, "gold", None) is not None or is_harness_log(args):
         return _read_log_counts(args)
     if repeats is not None and item is None:
         raise UsageError(
@@ -382,7 +382,7 @@ def read_counts(args) -> JudgeCounts:
     )
 
 
-def _is_harness_log(args) -> bool:
+def is_harness_log(args) -> bool:
     """Whether --test is a harness log or JSON Lines (read by ``data.harness``)."""
     fmt = getattr(args, "test_format", None)
     if fmt is None:

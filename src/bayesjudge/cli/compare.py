@@ -19,7 +19,9 @@ The gate's rule (documented in ``docs/ci-gates.md``):
   ``--require-excludes-zero``, also the lower end of the equal-tailed credible interval of
   Δθ = θ_A − θ_B is above 0; a ranking is supported when each adjacent claim is and the
   joint posterior probability of the whole order is ≥ ``--min-probability``;
-- with a closed form (``--method bootstrap`` or ``delta``, the default): a claim is
+- with a closed form (``--method bootstrap`` (the default) or ``delta``; for repeated
+  verdicts of an item, ``--item`` with ``--repeats``, ``cluster-delta`` (the default there)
+  or ``cluster-bootstrap``, which treat the items as the units): a claim is
   supported when the Δθ interval (level ``--ci-prob``) lies above 0; a closed form gives no
   probability, so ``--min-probability`` is refused; a ranking is supported when each adjacent
   claim is.
@@ -440,10 +442,13 @@ def add_parser(subparsers) -> None:
     how = cmp.add_mutually_exclusive_group()
     how.add_argument(
         "--method",
-        choices=["bootstrap", "delta"],
+        choices=["bootstrap", "delta", "cluster-delta", "cluster-bootstrap"],
         default=None,
         help="closed-form Δθ (default bootstrap: percentile interval of a bootstrap that "
-        "resamples shared items jointly; delta: Wald interval of the delta method)",
+        "resamples shared items jointly; delta: Wald interval of the delta method). With "
+        "repeated verdicts of an item (--item with --repeats) only cluster-delta (the "
+        "default there: cluster-robust Wald) and cluster-bootstrap (items resampled with "
+        "their verdicts)",
     )
     how.add_argument(
         "--model",
@@ -531,10 +536,9 @@ def _comparison(args, counts, seed: int) -> tuple[dict, dict]:
         "calibration": args.calibration_design,
     }
     if args.model is None:
-        method = args.method or "bootstrap"
         result = compare(
             counts,
-            method=method,
+            method=args.method,
             calibration=args.calibration_design,
             alpha=1 - args.ci_prob,
             n_resamples=args.n_resamples,
@@ -542,10 +546,11 @@ def _comparison(args, counts, seed: int) -> tuple[dict, dict]:
         )
         settings.update(
             {
-                "method": method,
+                "method": result.attrs["method"],
                 "model": None,
                 "ci_kind": result.attrs["ci_kind"],
                 "paired": result.attrs["paired"],
+                "clusters": result.attrs["clusters"],
                 "n_resamples": result.attrs["n_resamples"],
             }
         )

@@ -7,6 +7,14 @@ import json
 import pandas as pd
 
 from bayesjudge._text import fmt_number
+from bayesjudge.categorical_estimate import CATEGORICAL_METHODS
+from bayesjudge.cli._categorical import (
+    add_category_options,
+    describe_categories,
+    describe_scores,
+    read_table_counts,
+    score_map,
+)
 from bayesjudge.cli._common import (
     UsageError,
     add_table_options,
@@ -18,24 +26,29 @@ from bayesjudge.cli._common import (
     parse_int_at_least,
     parse_seed,
     parse_unit,
-    read_counts,
     result_frame,
 )
+from bayesjudge.data import CategoricalCounts
 from bayesjudge.estimate import CLUSTER_METHODS, METHODS, estimate
+
+#: The methods of K-category counts that binary counts do not have (``bootstrap`` is both's).
+_CATEGORICAL_ONLY = [m for m in CATEGORICAL_METHODS if m not in METHODS]
 
 
 def add_parser(subparsers) -> None:
     """Add the ``estimate`` command to ``subparsers``."""
     est = subparsers.add_parser("estimate", help="estimate true accuracy from verdict tables")
     add_table_options(est)
+    add_category_options(est)
     est.add_argument(
         "--method",
         default=None,
-        choices=list(METHODS),
+        choices=[*METHODS, *_CATEGORICAL_ONLY],
         help="estimator (default: cluster-delta for repeated verdicts of an item (--repeats, "
         "a log's epochs), else the labelling design's: lang-reiczigel for a stratified "
         "calibration set, likelihood, the profile-likelihood interval, for a random one); "
-        "cluster-delta and cluster-bootstrap treat the items, not the verdicts, as the units",
+        "cluster-delta and cluster-bootstrap treat the items, not the verdicts, as the units. "
+        "K categories: delta (default; score-type delta-method interval), wald or bootstrap",
     )
     est.add_argument(
         "--estimand",
@@ -67,7 +80,15 @@ def run(args) -> int:
     """Estimate θ per (system, stratum) and print a table or JSON."""
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
-    counts = read_counts(args)
+    counts = read_table_counts(args)
+    if isinstance(counts, CategoricalCounts):
+        return _run_categorical(args, counts)
+    if args.method in _CATEGORICAL_ONLY:
+        raise UsageError(
+            f"--method {args.method} is a method of K-category verdicts; these label columns "
+            f"are read as correct/incorrect. Choose one of {', '.join(METHODS)}, or give "
+            "--categories to read the labels as categories."
+        )
     if args.method != "naive" and not _has_labels(counts):
         method = "" if args.method is None else f" for --method {args.method}"
         raise UsageError(
@@ -189,3 +210,135 @@ def _judge_helps(frame: pd.DataFrame) -> str:
         f"{narrower} of {int(known.sum())} groups; where it is not, the judge adds no precision "
         "(Lee et al. Sec. 6): report the human-only estimate there."
     )
+
+
+def _run_categorical(args, counts: CategoricalCounts) -> int:
+    """Estimate every category's share (and the --scores mean) per group; print or JSON."""
+    if args.method is not None and args.method not in CATEGORICAL_METHODS:
+        raise UsageError(
+            f"--method {args.method} estimates a binary accuracy; K-category verdicts take "
+            f"--method {', '.join(CATEGORICAL_METHODS)} (default delta)."
+        )
+    if args.estimand != "population":
+        raise UsageError(
+            f"--estimand {args.estimand} is not available for K-category verdicts: only the "
+            "population shares are estimated. Drop --estimand."
+        )
+    if not int(counts.calibration.sum()):
+        raise UsageError(
+            "--calibration is required (the judge's confusion between categories is estimated "
+            "from human-labelled items): pass a human-labelled CSV/Parquet file, or a --test "
+            "table with a --human column filled for the labelled rows."
+        )
+    scores = score_map(args.scores, counts.categories)
+    result = estimate(
+        counts,
+        method=args.method,
+        alpha=args.alpha,
+        random_seed=args.seed,
+        calibration=args.calibration_design,
+        n_resamples=args.n_resamples,
+        scores=scores,
+    )
+    shares, groups = _categorical_frames(counts, result)
+    if args.json:
+        settings = {k: jsonable(v) for k, v in result.attrs.items()}
+        settings["categories"] = [jsonable(c) for c in counts.categories]
+        settings["categories_source"] = counts.dataset.attrs.get("categories_source")
+        settings["ordered"] = counts.ordered
+        settings["scores"] = None if scores is None else [
+            {"category": jsonable(c), "value": v} for c, v in scores.items()
+        ]  # fmt: skip
+        payload = {
+            "settings": settings,
+            "results": _records(shares),
+            "groups": _records(groups),
+        }
+        print(json.dumps(payload, indent=2, allow_nan=False))
+        return 0
+    ci = ci_label(args.alpha)
+    method = result.attrs["method"]
+    chosen = "chosen with --method" if args.method else "the default; --method chooses another"
+    print(
+        f"labelling design: {_design_words(counts.design)}\n"
+        f"{describe_categories(counts)}\n"
+        f"method: {method} ({result.attrs['ci_kind']}; {chosen}); calibration: "
+        f"{args.calibration_design}"
+    )
+    table = {
+        "system": shares["system"].map(label),
+        "stratum": shares["stratum"].map(label),
+        "category": shares["category"].map(label),
+        "verdicts": shares["verdicts"],
+        "judge share": shares["p_hat"].map(fmt_number),
+        "estimate": shares["estimate"].map(fmt_number),
+        ci: intervals(shares["lower"], shares["upper"]),
+    }
+    print("\nShare of each true category, corrected for the judge's confusion")
+    print(pd.DataFrame(table).to_string(index=False))
+    table = {
+        "system": groups["system"].map(label),
+        "stratum": groups["stratum"].map(label),
+        "n": groups["n"],
+        "m": groups["m"],
+        "σ_min": groups["sigma_min"].map(fmt_number),
+    }
+    title = (
+        "\nGroups (n test items, m labelled items; σ_min: the judge's conditioning, |J| at K = 2)"
+    )
+    if scores is not None:
+        table["score"] = groups["score"].map(fmt_number)
+        table[ci] = intervals(groups["score_lower"], groups["score_upper"])
+        title += f"\nMean score Σ value × share, with {describe_scores(scores)}"
+    print(title)
+    print(pd.DataFrame(table).to_string(index=False))
+    return 0
+
+
+def _design_words(design: str) -> str:
+    if design == "random":
+        return (
+            "random (humans labelled a random subset of the judged items; each item counted once)"
+        )
+    return "stratified (a calibration set sampled per human label, separate from the test items)"
+
+
+def _categorical_frames(counts: CategoricalCounts, result) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Tidy rows per (system, stratum, category) and per (system, stratum) of the estimate."""
+    dims = ("system", "stratum")
+    est = result["estimate"].transpose(*dims, "category").values
+    ci = result["ci"].transpose(*dims, "category", "ci_bound").values
+    p_hat = result["p_hat"].transpose(*dims, "category").values
+    test = counts.test.transpose(*dims, "category").values
+    cal = counts.calibration.transpose(*dims, "truth", "verdict").values
+    shares, groups = [], []
+    for i, system in enumerate(result["system"].values.tolist()):
+        for j, stratum in enumerate(result["stratum"].values.tolist()):
+            for c, category in enumerate(counts.categories):
+                shares.append({
+                    "system": system, "stratum": stratum, "category": category,
+                    "verdicts": int(test[i, j, c]), "p_hat": float(p_hat[i, j, c]),
+                    "estimate": float(est[i, j, c]), "lower": float(ci[i, j, c, 0]),
+                    "upper": float(ci[i, j, c, 1]),
+                })  # fmt: skip
+            row = {
+                "system": system, "stratum": stratum, "n": int(test[i, j].sum()),
+                "m": int(cal[i, j].sum()),
+                "projected": bool(result["projected"].values[i, j]),
+                "sigma_min": float(result["sigma_min"].values[i, j]),
+                "amplification": float(result["amplification"].values[i, j]),
+            }  # fmt: skip
+            if "score" in result:
+                row["score"] = float(result["score"].values[i, j])
+                row["score_lower"], row["score_upper"] = (
+                    float(x) for x in result["score_ci"].values[i, j]
+                )
+            groups.append(row)
+    return pd.DataFrame(shares), pd.DataFrame(groups)
+
+
+def _records(frame: pd.DataFrame) -> list[dict]:
+    return [
+        {key: jsonable(value) for key, value in row.items()}
+        for row in frame.to_dict(orient="records")
+    ]

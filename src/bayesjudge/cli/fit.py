@@ -7,9 +7,17 @@ import functools
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import fmt_number, format_probability, pair_label, terminal_safe
+from bayesjudge.cli._categorical import (
+    add_category_options,
+    describe_categories,
+    describe_scores,
+    read_table_counts,
+    score_map,
+)
 from bayesjudge.cli._common import (
     WRITTEN,
     UsageError,
@@ -23,9 +31,9 @@ from bayesjudge.cli._common import (
     label,
     parse_open_unit,
     parse_seed,
-    read_counts,
     show_progress_for,
 )
+from bayesjudge.data import CategoricalCounts
 from bayesjudge.report import comparison_rows
 
 _LABELS = {
@@ -43,6 +51,7 @@ def add_parser(subparsers) -> None:
         "fit", help="Bayesian posterior of true accuracy from verdict tables"
     )
     add_table_options(fit)
+    add_category_options(fit)
     _add_model_options(fit)
     _add_sampler_options(fit)
     fit.add_argument(
@@ -68,7 +77,16 @@ def _add_model_options(fit: argparse.ArgumentParser) -> None:
         default="separate",
         choices=["separate", "shared", "hierarchical"],
         help="each group's own q0, q1 (default); one q0, q1 shared across --pool-over; or "
-        "q0, q1 drawn from a population across --pool-over",
+        "q0, q1 drawn from a population across --pool-over (K categories: the same for the "
+        "confusion matrix, rows on the log-ratio scale)",
+    )
+    fit.add_argument(
+        "--confusion",
+        default="free",
+        choices=["free", "symmetric", "ordinal"],
+        help="K categories: the judge's confusion matrix, free (default), symmetric (a "
+        "preference judge mistakes 'A better' for 'B better' as often as the reverse) or "
+        "ordinal (errors only to neighbouring grades; implies --ordered)",
     )
     fit.add_argument(
         "--pool-over",
@@ -163,9 +181,17 @@ def run(args) -> int:
     check_input_file("--calibration", args.calibration)
     save = None if args.save is None else check_output_file("--save", args.save)
     check_draws_fit_in_memory(args)
+    counts = read_table_counts(args)
+    if isinstance(counts, CategoricalCounts):
+        return _run_categorical(args, counts, save)
+    if args.confusion != "free":
+        raise UsageError(
+            f"--confusion {args.confusion} is a model of K-category verdicts; these label "
+            "columns are read as correct/incorrect (q0, q1). Drop --confusion, or give "
+            "--categories to read the labels as categories."
+        )
     models = bayesian("fit")  # imports PyMC: only when a command fits (bayesjudge._lazy)
     priors = _fit_priors(args, models.Priors)
-    counts = read_counts(args)
     labelled = int(counts.dataset["m0"].sum() + counts.dataset["m1"].sum())
     if not labelled and not (priors.known("q0") and priors.known("q1")):
         raise UsageError(
@@ -174,6 +200,8 @@ def run(args) -> int:
             "the labelled rows, or --prior-q0 and --prior-q1 both give known values."
         )
     aggregate = None if args.aggregate == "none" else args.aggregate
+    if counts.has_clusters and aggregate == "auto":
+        aggregate = None  # the item-effect model has no theta_total
     options = {
         "calibration": args.calibration_model,
         "pool_over": args.pool_over,
@@ -309,7 +337,11 @@ def _describe_aggregate(aggregate, counts) -> str:
 
 def _fit_frames(result, ci_prob: float) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Return the tidy summary and the pairwise comparisons of systems (empty if one)."""
-    summary = result.summary(ci_prob=ci_prob)
+    item_effect = result.config.get("model") == "item-effect"
+    summary = result.summary(
+        ci_prob=ci_prob,
+        var_names=["theta", "q0", "q1", "youden", "item_icc"] if item_effect else None,
+    )
     frames = []
     if result.counts.sizes["system"] >= 2:
         test_set = result.estimand == "test-set"
@@ -345,7 +377,13 @@ def _print_settings(args, result, priors, aggregate: str, ci: str) -> None:
     print(
         f"data: {_describe_design(result.counts.design)}\n"
         f"estimand: {_describe_estimand(args.estimand)}\n"
-        f"model: calibration {settings['calibration']}{pooled}"
+        + (
+            "model: item-effect (repeated verdicts of an item: a Beta propensity per item; "
+            "models/item-effect.md)\n"
+            if settings.get("model") == "item-effect"
+            else ""
+        )
+        + f"model: calibration {settings['calibration']}{pooled}"
         + ("; judge better than chance (J > 0)" if settings["judge_better_than_chance"] else "")
         + f"; aggregate: {aggregate}\n"
         f"priors: {_describe_priors(priors, settings['calibration'])}\n"
@@ -378,6 +416,180 @@ def _print_tables(summary: pd.DataFrame, comparisons: pd.DataFrame, ci: str) -> 
             "difference": comparisons["variable"].map(
                 lambda v: "Δ" + _LABELS[v.removesuffix("_difference")]
             ),
+            f"systems {pair_label('a', 'b')}": comparisons["system"].map(label),
+            "stratum": comparisons["stratum"].map(label),
+            "mean": comparisons["mean"].map(fmt_number),
+            ci: intervals(comparisons["eti_lower"], comparisons["eti_upper"]),
+            "P(a > b)": comparisons["prob_greater"].map(format_probability),
+        }
+    )
+    print("\nComparisons of systems (posterior of the difference, draw by draw)")
+    print(table.to_string(index=False))
+
+
+#: Options of the binary model that K-category fits do not take: (attribute, default, flag).
+_BINARY_ONLY = (
+    ("prior_theta", None, "--prior-theta"),
+    ("prior_q0", None, "--prior-q0"),
+    ("prior_q1", None, "--prior-q1"),
+    ("judge_better_than_chance", False, "--judge-better-than-chance"),
+    ("aggregate", "auto", "--aggregate"),
+    ("estimand", "population", "--estimand"),
+    ("method", "mcmc", "--method"),
+    ("sampler", "nutpie", "--sampler"),
+)
+
+
+def _run_categorical(args, counts: CategoricalCounts, save) -> int:
+    """Fit the K-category model (``bayesjudge.fit``); print its summary or one CSV; save it."""
+    given = [flag for attr, default, flag in _BINARY_ONLY if getattr(args, attr) != default]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: options of the binary model (q0, q1); K-category verdicts "
+            "are fitted by NUTS (nutpie) with flat Dirichlet priors, the population shares "
+            "per (system, stratum) group. Drop them (other priors: "
+            "bayesjudge.models.categorical.CategoricalPriors in Python)."
+        )
+    if not int(counts.calibration.sum()):
+        raise UsageError(
+            "--calibration is required (the judge's confusion between categories is estimated "
+            "from human-labelled items): pass a human-labelled CSV/Parquet file, or a --test "
+            "table with a --human column filled for the labelled rows."
+        )
+    scores = score_map(args.scores, counts.categories)
+    sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains,
+                "random_seed": args.seed, "progressbar": show_progress_for(args)}  # fmt: skip
+    if args.target_accept is not None:
+        sampling["target_accept"] = args.target_accept
+    result = bayesian("fit").fit(
+        counts, calibration=args.calibration_model, pool_over=args.pool_over,
+        confusion=args.confusion, scores=scores, **sampling,
+    )  # fmt: skip
+    summary = _categorical_summary(result.summary(ci_prob=args.ci_prob))
+    comparisons = pd.DataFrame()
+    if counts.sizes["system"] >= 2:
+        comparisons = _categorical_comparisons(result.compare(ci_prob=args.ci_prob))
+    if save is not None:
+        result.save(save)
+        WRITTEN.append(str(save))
+    if args.format == "csv":
+        frame = pd.concat([summary, comparisons], ignore_index=True)
+        if "prob_greater" not in frame:
+            frame["prob_greater"] = np.nan
+        print(frame.to_csv(index=False), end="")
+        return 0
+    ci = f"{100 * args.ci_prob:g}% interval"
+    config = result.config
+    pooled = f" pooled over {','.join(config['pool_over'])}" if config["pool_over"] else ""
+    seed = config["random_seed"]
+    print(
+        f"data: {_describe_categorical_design(counts.design)}\n"
+        f"{describe_categories(counts)}\n"
+        f"model: θ ~ Dirichlet per group (flat); confusion {config['confusion']}, calibration "
+        f"{config['calibration']}{pooled}"
+        + (f"; scores {describe_scores(scores)}" if scores else "")
+        + f"\nsampler: nutpie, {config['chains']} chains x {config['draws']} draws after "
+        f"{config['tune']} tuning steps, target_accept {config['target_accept']:g}, seed "
+        f"{seed} (repeat with --seed {seed})\n"
+        f"intervals: {ci.replace('interval', 'equal-tailed credible intervals')}"
+    )
+    _print_categorical_tables(summary, comparisons, ci)
+    if save is not None:
+        print(f"\nSaved the fit to {terminal_safe(args.save)} (read it with bayesjudge.load).")
+    return 0
+
+
+def _describe_categorical_design(design: str) -> str:
+    """Return the labelling design of K-category counts in words."""
+    if design == "random":
+        return (
+            "random labelling design (humans labelled a random subset of the judged items; "
+            "their true-category counts are evidence about θ)"
+        )
+    return (
+        "stratified labelling design (a calibration set sampled per human category, separate "
+        "from the test items; its row totals fixed by design)"
+    )
+
+
+def _categorical_summary(summary) -> pd.DataFrame:
+    """Tidy rows of ``CategoricalFit.summary``: θ, the confusion matrix and the score."""
+    frames = []
+    for name in ("theta", "score", "confusion"):
+        if name not in summary:
+            continue
+        ci = summary[f"{name}_ci"]
+        columns = {
+            "mean": summary[name],
+            "sd": summary[f"{name}_sd"],
+            "median": summary[f"{name}_median"],
+            "eti_lower": ci.sel(ci_bound="lower", drop=True),
+            "eti_upper": ci.sel(ci_bound="upper", drop=True),
+            "ess_bulk": summary[f"{name}_ess_bulk"],
+            "r_hat": summary[f"{name}_r_hat"],
+        }
+        frame = xr.Dataset(columns).to_dataframe().reset_index()
+        frame.insert(0, "variable", name)
+        frames.append(frame)
+    return _column_order(pd.concat(frames, ignore_index=True))
+
+
+def _categorical_comparisons(compared) -> pd.DataFrame:
+    """Tidy rows of ``CategoricalFit.compare``: the pair in ``system``, as the binary CSV."""
+    ci = compared["ci"]
+    columns = {
+        "mean": compared["mean"],
+        "sd": compared["sd"],
+        "median": compared["median"],
+        "eti_lower": ci.sel(ci_bound="lower", drop=True),
+        "eti_upper": ci.sel(ci_bound="upper", drop=True),
+        "prob_greater": compared["prob_greater"],
+    }
+    ds = xr.Dataset(columns).drop_vars(["first", "second"], errors="ignore")
+    frame = ds.to_dataframe().reset_index().rename(columns={"pair": "system"})
+    frame.insert(0, "variable", f"{compared.attrs['var']}_difference")
+    return _column_order(frame)
+
+
+def _column_order(frame: pd.DataFrame) -> pd.DataFrame:
+    first = ["variable", "system", "stratum", "category", "truth", "verdict"]
+    for column in first:
+        if column not in frame:
+            frame[column] = None
+    return frame[first + [c for c in frame.columns if c not in first]]
+
+
+def _quantity(row) -> str:
+    if row["variable"] == "theta":
+        return f"θ[{terminal_safe(row['category'])}]"
+    if row["variable"] == "theta_difference":
+        return f"Δθ[{terminal_safe(row['category'])}]"
+    return {"score": "score", "score_difference": "Δscore"}[row["variable"]]
+
+
+def _print_categorical_tables(summary: pd.DataFrame, comparisons: pd.DataFrame, ci) -> None:
+    """Print θ and the score per group, then the comparisons of systems (if two or more)."""
+    shown = summary[summary["variable"] != "confusion"]
+    table = pd.DataFrame(
+        {
+            "quantity": shown.apply(_quantity, axis=1),
+            "system": shown["system"].map(label),
+            "stratum": shown["stratum"].map(label),
+            "mean": shown["mean"].map(fmt_number),
+            "sd": shown["sd"].map(fmt_number),
+            ci: intervals(shown["eti_lower"], shown["eti_upper"]),
+            "ess_bulk": shown["ess_bulk"].map(functools.partial(fmt_number, digits=0)),
+            "r_hat": shown["r_hat"].map(fmt_number),
+        }
+    )
+    print("\nPosterior summary (θ[c]: the share of true category c; the judge's confusion "
+          "matrix is in --format csv)")  # fmt: skip
+    print(table.to_string(index=False))
+    if not len(comparisons):
+        return
+    table = pd.DataFrame(
+        {
+            "difference": comparisons.apply(_quantity, axis=1),
             f"systems {pair_label('a', 'b')}": comparisons["system"].map(label),
             "stratum": comparisons["stratum"].map(label),
             "mean": comparisons["mean"].map(fmt_number),

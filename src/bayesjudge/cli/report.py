@@ -17,6 +17,12 @@ import numpy as np
 
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import terminal_safe
+from bayesjudge.cli._categorical import (
+    add_category_options,
+    describe_categories,
+    read_table_counts,
+    score_map,
+)
 from bayesjudge.cli._common import (
     WRITTEN,
     UsageError,
@@ -29,7 +35,6 @@ from bayesjudge.cli._common import (
     parse_int_at_least,
     parse_open_unit,
     parse_seed,
-    read_counts,
     show_progress_for,
 )
 from bayesjudge.cli.compare import (
@@ -43,8 +48,9 @@ from bayesjudge.cli.compare import (
     str_to_system,
 )
 from bayesjudge.compare import compare
-from bayesjudge.data import MAX_PAIRED_SYSTEMS
+from bayesjudge.data import MAX_PAIRED_SYSTEMS, CategoricalCounts
 from bayesjudge.report import write_report
+from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.studies._framework import staged_folder
 from bayesjudge.warnings import ConvergenceWarning
 
@@ -55,6 +61,7 @@ def add_parser(subparsers) -> None:
         "report", help="write the evaluation report (Markdown + self-contained HTML)"
     )
     add_table_options(rep)
+    add_category_options(rep)
     rep.add_argument(
         "--out",
         default="bayesjudge-report",
@@ -74,6 +81,12 @@ def add_parser(subparsers) -> None:
         default="separate",
         choices=["separate", "shared", "hierarchical"],
         help="calibration model of the Bayesian fit (default separate)",
+    )
+    rep.add_argument(
+        "--confusion",
+        default="free",
+        choices=["free", "symmetric", "ordinal"],
+        help="K categories: the confusion matrix of the Bayesian fit (as fit's --confusion)",
     )
     add_sampling_sizes(rep, tune_help="MCMC tuning steps per chain")
     rep.add_argument(
@@ -110,7 +123,15 @@ def run(args) -> int:
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
     check_draws_fit_in_memory(args)
-    counts = read_counts(args)
+    counts = read_table_counts(args)
+    if isinstance(counts, CategoricalCounts):
+        return _run_categorical(args, counts, out)
+    if args.confusion != "free":
+        raise UsageError(
+            f"--confusion {args.confusion} is a model of K-category verdicts; these label "
+            "columns are read as correct/incorrect (q0, q1). Drop --confusion, or give "
+            "--categories to read the labels as categories."
+        )
     if not int(counts.dataset["m0"].sum() + counts.dataset["m1"].sum()):
         raise UsageError(
             "--calibration is required: the report corrects the judge's verdicts with "
@@ -169,7 +190,7 @@ def _gate(args, counts, fit_result, claims, seed: int) -> int:
         # (compare's bootstrap replicates do not depend on which pairs are asked for).
         result = compare(
             counts,
-            method="bootstrap",
+            method=None,  # compare's default: "bootstrap", or "cluster-delta" for repeats
             calibration="shared" if "system" in counts.calibration_shared_over else "separate",
             alpha=1 - args.ci_prob,
             n_resamples=args.n_resamples,
@@ -217,15 +238,87 @@ def _report_method(args, counts, max_paired: int) -> tuple[str, dict]:
     ``auto`` fits what the data and design call for: the paired MCMC model when the systems'
     verdicts on shared items are tabulated (``--item``, 2 to ``max_paired`` systems, the
     models' ``MAX_PAIRED_SYSTEMS``) or MCMC when the calibration design is shared or
-    hierarchical; otherwise the exact posterior.
+    hierarchical, or the items were judged several times (the item-effect model); otherwise
+    the exact posterior.
     """
     pairable = counts.has_joint and 2 <= counts.sizes["system"] <= max_paired
     method = args.method
     if method == "auto":
-        method = "mcmc" if pairable or args.calibration_design != "separate" else "exact"
+        needs_mcmc = pairable or args.calibration_design != "separate" or counts.has_clusters
+        method = "mcmc" if needs_mcmc else "exact"
     options = {}
     if counts.has_joint and (method == "exact" or not pairable):
         # The exact engine (and the joint model beyond MAX_PAIRED_SYSTEMS) fits the unpaired
         # model; the report says so in bold and its frequentist Δθ stays paired.
         options["paired"] = False
     return method, options
+
+
+def _run_categorical(args, counts: CategoricalCounts, out: Path) -> int:
+    """Write the report of K-category counts (``build_categorical_report``) to --out."""
+    binary = [
+        flag
+        for flag, value in (
+            ("--claim/--over", args.claims),
+            ("--rank", args.rank),
+            ("--min-probability", args.min_probability),
+            ("--require-excludes-zero", args.require_excludes_zero or None),
+            ("--target-width", args.target_width),
+            ("--method exact", "exact" if args.method == "exact" else None),
+        )
+        if value is not None
+    ]
+    if binary:
+        raise UsageError(
+            f"{', '.join(binary)}: for correct/incorrect verdicts only; the report of K-category "
+            "verdicts ranks and compares systems on --scores, with MCMC (--method auto or mcmc) "
+            "or closed forms only (--method none). Drop these options."
+        )
+    if not int(counts.calibration.sum()):
+        raise UsageError(
+            "--calibration is required: the report corrects the judge's verdicts with "
+            "human-labelled items, a calibration table (CSV/Parquet with the --judge and "
+            "--human columns) or a --human column of the --test table filled for the labelled "
+            "rows."
+        )
+    scores = score_map(args.scores, counts.categories)
+    seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
+    fit_result = None
+    if args.method != "none":
+        with warnings.catch_warnings():
+            # The report repeats the sampler's warnings; print them once.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            fit_result = bayesian("fit").fit(
+                counts, calibration=args.calibration_design, confusion=args.confusion,
+                scores=scores, draws=args.draws, tune=args.tune, chains=args.chains,
+                random_seed=seed, progressbar=show_progress_for(args),
+            )  # fmt: skip
+    report = build_categorical_report(
+        None if fit_result is not None else counts, fit=fit_result, scores=scores,
+        alpha=1 - args.ci_prob, n_resamples=args.n_resamples, random_seed=seed,
+    )  # fmt: skip
+    try:  # all files at once: an interrupted or failed write leaves --out as it was
+        with staged_folder(out) as staging:
+            written = report.save(staging)
+    except OSError as err:
+        where = terminal_safe(err.filename or out)
+        raise UsageError(
+            f"--out {terminal_safe(out)}: cannot write {where} ({err.strerror})."
+        ) from None
+    report.paths = {kind: out / Path(path).name for kind, path in written.items()}
+    WRITTEN.extend(str(path) for path in report.paths.values())
+    bayes = "no Bayesian fit" if fit_result is None else (
+        f"Bayesian fit: mcmc ({args.calibration_design} calibration, {args.confusion} confusion)"
+    )  # fmt: skip
+    print(describe_categories(counts))
+    print(
+        f"report: {_plural(counts.sizes['system'], 'system', 'systems')} × "
+        f"{_plural(counts.sizes['stratum'], 'stratum', 'strata')}, "
+        f"{counts.design} labelling design, {bayes}, "
+        f"{_plural(len(report.diagnoses), 'warning', 'warnings')}, seed {seed} "
+        f"(repeat with --seed {seed})"
+    )
+    markdown, html = (terminal_safe(report.paths[kind]) for kind in ("markdown", "html"))
+    print(f"wrote {markdown} (with {len(report.figures)} PNG figures)")
+    print(f"wrote {html} (self-contained)")
+    return 0

@@ -235,7 +235,12 @@ def _category_index(
         more = f", … ({len(bad) - MAX_GROUPS_SHOWN} more)" if len(bad) > MAX_GROUPS_SHOWN else ""
         hints = []
         for v in bad:
-            as_text = [c for c in categories if str(c) == str(v) or as_number(c) == as_number(v)]
+            number = as_number(v)
+            as_text = [
+                c
+                for c in categories
+                if str(c) == str(v) or (number is not None and as_number(c) == number)
+            ]
             folded = [
                 c
                 for c in categories
@@ -445,6 +450,24 @@ def _test_rows_with_ids(test: _Source, calib: _Source, roles, groups, item, labe
     return _item_rows(test, roles, groups, item, keep=key.is_in(ids))
 
 
+def _check_unique_ids(source: _Source, groups: dict, item: str) -> None:
+    """Refuse an item id that occurs twice for one system (it would be counted twice)."""
+    rows = _item_rows(source, {}, groups, item)
+    seen = Counter(
+        zip(rows[KEY_COLUMN.format("system")], rows[KEY_COLUMN.format("item")], strict=True)
+    )
+    repeated = [(s, i, c) for (s, i), c in seen.items() if c > 1 and not is_blank(i)]
+    if repeated:
+        shown = ", ".join(f"{i!r} (system {s!r}, {c} rows)" for s, i, c in repeated[:5])
+        raise ValueError(
+            f"Item ids in column {item!r} of the {source.where} must be unique within each "
+            f"system; {len(repeated)} repeat: {shown}{' …' if len(repeated) > 5 else ''}. "
+            f"Remove the duplicate rows, or give distinct items distinct ids (repeated "
+            f"verdicts of an item are not supported for K categories yet: keep one verdict "
+            f"per item, e.g. the first epoch)."
+        )
+
+
 def count_categorical_frames(
     test,
     calibration,
@@ -528,6 +551,9 @@ def count_categorical_frames(
                         keep=_id_expr(src, item, "__id__").is_in(ids),
                     )  # fmt: skip
                     check_once(lab, _judged_rows(rows, canon, True), item, src.where)
+    if test is not None and item is not None:
+        # After the labelled/unlabelled checks above, whose messages say more.
+        _check_unique_ids(sources["test"], groups, item)
     if calibration is not None:
         _, calib_counts = _split(
             sources["calibration"], tallied["calibration"], plan["calibration"], index, False

@@ -14,8 +14,10 @@ are imported only by the reader that needs them (``pip install 'bayesjudge[inspe
 
 from __future__ import annotations
 
+import codecs
 import importlib
 import json
+import mmap
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -222,9 +224,13 @@ def _unparsed(frame: pd.DataFrame) -> dict[str, object]:
             return value.strip() != "" and (value in binary or not binary)
         return False
 
-    distinct = pd.unique(judge[~missing].to_numpy(dtype=object))
-    bad_values = [v for v in distinct if not ok(v)]
-    bad = missing | judge.isin(bad_values).to_numpy() if bad_values else missing
+    values = judge.to_numpy()
+    try:
+        # Numbers stay a numeric array (np.float64 is a float): a million need no boxing.
+        bad_values = [v for v in pd.unique(values[~missing]) if not ok(v)]
+        bad = missing | judge.isin(bad_values).to_numpy() if bad_values else missing
+    except TypeError:  # an object or a list among the verdicts (not hashable): one by one
+        bad = missing | np.fromiter((not ok(v) for v in values), dtype=bool, count=values.size)
     if not bad.any():
         return {}
     rows = frame.loc[bad, ["item", "epoch", "judge"]]
@@ -244,7 +250,7 @@ def _text_ids(ids, where: str) -> np.ndarray:
     if kind == "string":
         return values.astype(object)
     if kind == "integer":
-        return values.astype(np.int64).astype(str).astype(object)
+        return _int_text(values.astype(np.int64))
     text = np.array([v if isinstance(v, str) else str(v) for v in values], dtype=object)
     seen: dict[str, object] = {}
     for raw, key in zip(values, text, strict=True):
@@ -258,8 +264,19 @@ def _text_ids(ids, where: str) -> np.ndarray:
     return text
 
 
-def _check_unique(frame: pd.DataFrame, where: str) -> None:
-    repeated = frame.duplicated(["system", "item", "epoch"], keep=False)
+def _int_text(values: np.ndarray) -> np.ndarray:
+    """Whole numbers as their decimal text (an object array), the same with or without pyarrow."""
+    try:
+        import pyarrow as pa
+    except ImportError:
+        return values.astype(str).astype(object)
+    return pa.array(values, type=pa.int64()).cast(pa.string()).to_numpy(zero_copy_only=False)
+
+
+def _check_unique(frame: pd.DataFrame, where: str, repeated: np.ndarray | None = None) -> None:
+    """Refuse a (system, item, epoch) that repeats; ``repeated``: its rows, where known."""
+    if repeated is None:
+        repeated = frame.duplicated(["system", "item", "epoch"], keep=False).to_numpy()
     if repeated.any():
         shown = _shown(sorted(set(frame.loc[repeated, "item"])))
         raise ValueError(
@@ -385,7 +402,7 @@ def _read_lm_eval(path: Path, metric: str | None, system: str | None) -> pd.Data
         raise ValueError(
             f"{where} has no per-sample metric {wanted!r}; it has {_shown(metrics, len(metrics))}."
         )
-    records = _records(path, ("doc_id", "filter", wanted), where)
+    records = _records(path, ("doc_id", "filter", wanted), where, exact=("doc_id",))
     filters = list(dict.fromkeys(pd.unique(records["filter"]).tolist()))
     if wanted_filter:
         if wanted_filter not in filters:
@@ -412,14 +429,16 @@ def _read_lm_eval(path: Path, metric: str | None, system: str | None) -> pd.Data
     name = system if system is not None else _lm_eval_model(path, where)
     frame = pd.DataFrame(
         {
-            "item": doc_ids.astype(str).astype(object),
+            "item": _int_text(doc_ids),
             "system": str(name),
             "judge": records[wanted][keep],
             "epoch": np.ones(int(keep.sum()), dtype=np.int64),
             "metric": f"{wanted},{wanted_filter}",
         }
     )
-    _check_unique(frame, where)
+    # One system and epoch: a repeated doc_id is a repeated (system, item, epoch); ints hash
+    # fast where the text ids would not.
+    _check_unique(frame, where, pd.Series(doc_ids).duplicated(keep=False).to_numpy())
     return frame
 
 
@@ -451,11 +470,21 @@ def _lm_eval_model(path: Path, where: str) -> str:
 # --- JSON Lines ---------------------------------------------------------------------------------
 
 
+def _lines(path: Path, where: str):
+    """Yield ``(number, line)`` of a UTF-8 text file (Python's universal newlines)."""
+    try:
+        with path.open(encoding="utf-8") as handle:
+            yield from enumerate(handle, start=1)
+    except UnicodeDecodeError as err:
+        raise ValueError(
+            f"{where} is not UTF-8 text ({err}); JSON Lines are UTF-8: save the file as UTF-8."
+        ) from None
+
+
 def _first_record(path: Path, where: str) -> dict:
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if line.strip():
-                return _parse_line(line, number, where)
+    for number, line in _lines(path, where):
+        if line.strip():
+            return _parse_line(line, number, where)
     raise ValueError(f"{where} is empty: it holds no JSON lines, so no verdicts.")
 
 
@@ -472,26 +501,29 @@ def _parse_line(line: str, number: int, where: str) -> dict:
     return record
 
 
-def _records(path: Path, keys: tuple[str | None, ...], where: str) -> dict[str, np.ndarray]:
+def _records(
+    path: Path, keys: tuple[str | None, ...], where: str, exact: Iterable[str] = ()
+) -> dict[str, np.ndarray]:
     """Return the values of ``keys`` in every line (None where a line lacks a key).
 
-    pyarrow's multithreaded JSON reader reads the keys when it can (a key holds one JSON
-    type throughout, without nulls); otherwise, and without pyarrow, the standard library
-    reads each line. Either way each key gives a numpy array (object for text and mixed).
+    pyarrow's multithreaded JSON reader reads the keys when it gives what the standard library
+    would (:func:`_records_arrow` says when); otherwise, and without pyarrow, the standard
+    library reads each line. Both give each key as the same numpy array (:func:`_column`).
+    ``exact`` keys (ids, epochs) keep whole and decimal numbers apart: ``7`` is not ``7.0``.
     """
     keys = tuple(k for k in dict.fromkeys(keys) if k is not None)
-    fast = _records_arrow(path, keys)
+    exact = frozenset(exact)
+    fast = _records_arrow(path, keys, exact)
     if fast is not None:
         return fast
     out: dict[str, list] = {k: [] for k in keys}
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            record = _parse_line(line, number, where)
-            for key in keys:
-                out[key].append(record.get(key))
-    return {key: _object_array(values) for key, values in out.items()}
+    for number, line in _lines(path, where):
+        if not line.strip():
+            continue
+        record = _parse_line(line, number, where)
+        for key in keys:
+            out[key].append(record.get(key))
+    return {key: _column(values, key in exact) for key, values in out.items()}
 
 
 def _object_array(values: list) -> np.ndarray:
@@ -500,13 +532,47 @@ def _object_array(values: list) -> np.ndarray:
     return array
 
 
-def _records_arrow(path: Path, keys: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+def _column(values: list, exact: bool = False) -> np.ndarray:
+    """One key's values as the array both parsers give.
+
+    int64 for whole numbers, float64 for numbers with a decimal one among them (not for
+    ``exact`` keys: ids and epochs keep ``7`` and ``7.0`` apart), else objects: text,
+    booleans, None for a missing value (never NaN).
+    """
+    types = set(map(type, values))
+    if types == {int}:
+        try:
+            return np.array(values, dtype=np.int64)
+        except OverflowError:
+            pass  # beyond 64 bits: kept as Python ints
+    elif not exact and types in ({float}, {int, float}):
+        return np.array(values, dtype=np.float64)
+    elif not exact and types == {int, float, type(None)}:
+        values = [float(v) if type(v) is int else v for v in values]
+    return _object_array(values)
+
+
+def _records_arrow(
+    path: Path, keys: tuple[str, ...], exact: frozenset = frozenset()
+) -> dict[str, np.ndarray] | None:
+    """Read ``keys`` with pyarrow's JSON reader, or None where the standard library must.
+
+    Only the keys are materialised (``explicit_schema``, other fields ignored), each typed by
+    its first value that is not null (:func:`_first_values`). pyarrow is more lenient than
+    ``json.loads`` line by line in three ways, each checked so that it never accepts a file
+    the exact path refuses or reads it differently: it takes several objects on one line or
+    one object over several lines (:func:`_one_per_line`), it does not check the UTF-8 of the
+    fields it skips (checked there too), and it reads a key whose first value is a decimal
+    number as float throughout (refused for ``exact`` keys; :func:`_column` does the same to
+    the exact path's numbers). A missing value stays None, as in the exact path.
+    Any key whose type changes, any line that is not JSON: None.
+    """
     try:
         import pyarrow as pa
         from pyarrow import json as pa_json
     except ImportError:
         return None
-    first = _first_record(path, repr(str(path)))
+    first = _first_values(path, keys)
     fields = []
     for key in keys:
         value = first.get(key)
@@ -514,12 +580,12 @@ def _records_arrow(path: Path, keys: tuple[str, ...]) -> dict[str, np.ndarray] |
             kind = pa.bool_()
         elif isinstance(value, int):
             kind = pa.int64()
-        elif isinstance(value, float):
+        elif isinstance(value, float) and key not in exact:
             kind = pa.float64()
         elif isinstance(value, str):
             kind = pa.string()
         else:
-            return None  # null, list or object in the first line: let the exact path decide
+            return None  # no value, a list or an object: the exact path decides
         fields.append(pa.field(key, kind))
     options = pa_json.ParseOptions(
         explicit_schema=pa.schema(fields), unexpected_field_behavior="ignore"
@@ -527,23 +593,101 @@ def _records_arrow(path: Path, keys: tuple[str, ...]) -> dict[str, np.ndarray] |
     try:
         table = pa_json.read_json(
             str(path),
-            read_options=pa_json.ReadOptions(block_size=1 << 26),
+            read_options=pa_json.ReadOptions(block_size=1 << 24),
             parse_options=options,
         )
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None  # a key changes type, a line is not JSON, ...: the exact path says which
-    if any(table.column(key).null_count for key in keys):
-        return None  # missing values: the exact path keeps them as None, never NaN or "nan"
+    if not _one_per_line(path, table.num_rows):
+        return None
     out = {}
     for key in keys:
         column = table.column(key)
-        if pa.types.is_string(column.type):
+        if column.null_count or pa.types.is_boolean(column.type):
+            out[key] = _column(column.to_pylist(), key in exact)  # None stays None, bools bools
+        elif pa.types.is_string(column.type):
             out[key] = column.to_numpy(zero_copy_only=False).astype(object)
-        elif pa.types.is_boolean(column.type):
-            out[key] = _object_array(column.to_pylist())  # keeps Python bools
         else:
             out[key] = column.to_numpy()
     return out
+
+
+def _first_values(path: Path, keys: tuple[str, ...], lines: int = 1000) -> dict:
+    """Return each key's first value that is not null, within the first ``lines`` records.
+
+    A line that is not a JSON object gives ``{}``: the exact path then says which line it is.
+    """
+    found = {}
+    try:
+        for number, line in _lines(path, ""):
+            if line.strip():
+                record = _parse_line(line, number, "")
+                found.update(
+                    (k, record[k]) for k in keys if k not in found and record.get(k) is not None
+                )
+            if len(found) == len(keys) or number >= lines:
+                break
+    except ValueError:
+        return {}
+    return found
+
+
+def _one_per_line(path: Path, records: int) -> bool:
+    """Whether ``path`` is ``records`` lines of one JSON object each, in valid UTF-8.
+
+    Given that pyarrow parsed the file into ``records`` objects, this holds when every line
+    break sits between a ``}`` and a ``{`` (inside an object or array a ``}`` is followed by
+    ``,``, ``}`` or ``]``, and a string holds no raw line break, so such a break is between two
+    objects), no carriage return stands alone (Python's text mode would end a line there) and
+    the count of lines is ``records``. Blank lines or spaces around an object fail it too, and
+    the file goes to the exact path. A vectorised pass over the bytes: no Python loop per line.
+    """
+    if path.stat().st_size == 0:
+        return False
+    with path.open("rb") as handle:
+        try:
+            mm = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):
+            return False  # a file system without memory maps: the exact path reads it
+        with mm:
+            data = np.frombuffer(mm, dtype=np.uint8)
+            try:
+                return _line_shape(data, records)
+            finally:
+                del data  # the map closes only once no array views it
+
+
+def _line_shape(data: np.ndarray, records: int, block: int = 1 << 24) -> bool:
+    """:func:`_one_per_line` on the file's bytes, scanned in blocks of ``block`` bytes."""
+    breaks, returns = [], 0
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    try:
+        for start in range(0, data.size, block):
+            part = data[start : start + block]
+            low = np.flatnonzero(part <= 13)  # one pass finds both LF (10) and CR (13)
+            kinds = part[low]
+            breaks.append(low[kinds == 10] + start)
+            returns += int(np.count_nonzero(kinds == 13))
+            if part.max() >= 0x80 or decoder.getstate()[0]:
+                decoder.decode(part.tobytes())  # only text beyond ASCII needs the check
+        decoder.decode(b"", True)
+    except UnicodeDecodeError:
+        return False
+    breaks = np.concatenate(breaks)
+    first, last = int(data[0]), int(data[-1])
+    if first != ord("{") or last not in (10, ord("}")) or records != breaks.size + (last != 10):
+        return False
+    if not breaks.size:
+        return returns == 0
+    before = data[breaks - 1]  # breaks > 0: the file starts with "{"
+    crlf = before == 13
+    closing = np.where(crlf, data[breaks - 2], before)
+    inner = breaks[:-1] if last == 10 else breaks
+    return (
+        returns == int(crlf.sum())
+        and bool((closing == ord("}")).all())
+        and bool((data[inner + 1] == ord("{")).all())
+    )
 
 
 def _read_jsonl(path: Path, *, item: str, judge: str, system, epoch) -> pd.DataFrame:
@@ -561,7 +705,7 @@ def _read_jsonl(path: Path, *, item: str, judge: str, system, epoch) -> pd.DataF
             f"{_shown(first, 20)}. Name the keys with item=, judge=, system= and epoch= "
             f"(--item, --judge, --system on the command line)."
         )
-    records = _records(path, (item, judge, system, epoch), where)
+    records = _records(path, (item, judge, system, epoch), where, exact=(item, system, epoch))
     ids = records[item]
     for key in (item, system):
         values = records[key] if key is not None else None
@@ -733,7 +877,7 @@ def _read_gold(gold) -> pd.DataFrame:
         return as_frame(path, "gold").collect().to_pandas()
     where = f"The gold file {terminal_safe(str(path))!r}"
     first = _first_record(path, where)
-    records = _records(path, tuple(first), where)
+    records = _records(path, tuple(first), where, exact=tuple(first))
     return pd.DataFrame({k: pd.array(v, dtype=object) for k, v in records.items()})
 
 

@@ -58,7 +58,8 @@ __all__ = [
     "build_from_config",
     "build_item_effect_model",
     "build_model",
-    "cluster_cells",
+    "check_item_effect_counts",
+    "cluster_tables",
     "model_config",
     "paired_cells",
 ]
@@ -692,6 +693,8 @@ def build_from_config(counts: JudgeCounts, config: dict) -> pm.Model:
             f"Build from JudgeCounts.from_counts(..., design={design!r}) or use "
             f"model_config(..., design=counts.design)."
         )
+    if counts.has_clusters:
+        return _item_effect_from_config(counts, config)
     calibration = config["calibration"]
     pooled = tuple(config["pool_over"])
     priors = Priors.from_dict(config["priors"])
@@ -772,6 +775,30 @@ def build_from_config(counts: JudgeCounts, config: dict) -> pm.Model:
         if agg_kind is not None:
             pm.Deterministic("theta_total", (theta * weights).sum(axis=1), dims="system")
     return model
+
+
+def _item_effect_from_config(counts: JudgeCounts, config: dict) -> pm.Model:
+    """Build the item-effect model of counts with repeated verdicts if the configuration allows.
+
+    Counts with repeated verdicts of an item have one model (``bj.fit`` fits it and
+    :attr:`bayesjudge.Fit.model` rebuilds it from a fit's configuration); a configuration
+    that asks for something else is refused rather than silently ignored.
+    """
+    asked = {
+        "calibration": config["calibration"] != "separate",
+        "aggregate": config["aggregate"] not in (None, "auto"),
+        "judge_better_than_chance": bool(config["judge_better_than_chance"]),
+        "paired": bool(config.get("paired", False)),
+    }
+    if any(asked.values()):
+        shown = ", ".join(f"{k}={config[k]!r}" for k, bad in asked.items() if bad)
+        raise ValueError(
+            f"These counts hold repeated verdicts of an item (counts.has_clusters), whose "
+            f"model is the item-effect model (models/item-effect.md: separate calibration, no "
+            f"theta_total, no pairing); {shown} is not available for it. Drop the option, or "
+            f"pass counts.without_clusters() to model every verdict as an independent item."
+        )
+    return build_item_effect_model(counts, Priors.from_dict(config["priors"]))
 
 
 def _truth_likelihood(theta, n, m0, m1, shared: tuple[str, ...], cal_dims: tuple) -> None:
@@ -928,32 +955,113 @@ def _hierarchical_q(name: str, priors: Priors, kept: tuple[str, ...]):
 ITEM_ICC_PRIOR = (1.0, 2.0)
 
 
-def cluster_cells(counts: JudgeCounts) -> dict[str, np.ndarray]:
-    """Return the non-empty cells of the cluster table as flat arrays (item-effect model).
+def cluster_tables(counts: JudgeCounts) -> dict[str, np.ndarray | None]:
+    """Return the cluster tables of the item-effect model as dense int64 arrays.
 
-    Returns ``system``, ``stratum`` (group indices), ``r``, ``k`` and ``count`` (items with
-    ``r`` verdicts, ``k`` of them 'correct') and ``log_choose`` (log C(r, k)), one entry per
-    cell with ``count > 0``. Counts without a cluster table give one verdict per item.
+    ``"test"``: the test items by (system, stratum, repeats, positives) — from
+    :attr:`JudgeCounts.clusters`, or, without one, ``n − k`` items with no and ``k`` with one
+    'correct' verdict (one verdict per item). ``"labelled"``: the labelled items by (system,
+    stratum, truth, repeats, positives) from :attr:`JudgeCounts.calibration_clusters`, or
+    None (one verdict per labelled item: the calibration counts are Binomial). Both have the
+    same ``repeats`` axis 1 … R and ``positives`` axis 0 … R (zeros added).
     """
     if counts.clusters is not None:
-        table = counts.clusters.transpose(*DIMS, "repeats", "positives").values
+        test = counts.clusters.transpose(*DIMS, "repeats", "positives").values
     else:
-        n, k = (counts.dataset[v].values for v in ("n", "k"))
-        table = np.stack([n - k, k], axis=-1)[..., None, :]
-    i, j, r0, k = np.nonzero(table)
-    r = r0 + 1
-    log_choose = gammaln(r + 1) - gammaln(k + 1) - gammaln(r - k + 1)
-    return {"system": i, "stratum": j, "r": r, "k": k, "count": table[i, j, r0, k],
-            "log_choose": log_choose}  # fmt: skip
+        n, k = (counts.dataset[v].transpose(*DIMS).values for v in ("n", "k"))
+        test = np.stack([n - k, k], axis=-1)[..., None, :]
+    cal = counts.calibration_clusters
+    labelled = None if cal is None else cal.transpose(*DIMS, "truth", "repeats", "positives").values
+    size = max(test.shape[-2], 0 if labelled is None else labelled.shape[-2])
+
+    def padded(table):
+        pad = [(0, 0)] * (table.ndim - 2) + [(0, size - table.shape[-2])] * 2
+        return np.pad(table.astype(np.int64), pad)
+
+    return {"test": padded(test), "labelled": None if labelled is None else padded(labelled)}
 
 
-def _log_beta_binomial(k, r, a, b, log_choose):
-    """Return log BetaBinomial(k; r, a, b) (pytensor), with the constant log C(r, k) given."""
+# Log-probability given to the impossible cells (more 'correct' verdicts than verdicts): finite,
+# so that 0 × it = 0 for their (always empty) counts, and exp of it is 0 for the random draws.
+_IMPOSSIBLE = -1e30
+
+
+def _log_beta_binomial_table(a, b, size: int):
+    """Return log BetaBinomial(k; r, a, b) over r = 1 … size (axis −2), k = 0 … size (axis −1).
+
+    ``a``, ``b`` are tensors of any batch shape; cells with k > r get :data:`_IMPOSSIBLE`.
+    """
+    r = np.arange(1, size + 1, dtype=np.float64)[:, None]
+    k = np.arange(size + 1, dtype=np.float64)[None, :]
+    possible = k <= r
+    k_safe = np.minimum(k, r)  # keeps the gamma functions finite in the impossible cells
+    log_choose = gammaln(r + 1) - gammaln(k_safe + 1) - gammaln(r - k_safe + 1)
+    a, b = a[..., None, None], b[..., None, None]
 
     def betaln(x, y):
         return pt.gammaln(x) + pt.gammaln(y) - pt.gammaln(x + y)
 
-    return log_choose + betaln(k + a, r - k + b) - betaln(a, b)
+    value = log_choose + betaln(k_safe + a, r - k_safe + b) - betaln(a, b)
+    return pt.switch(possible, value, _IMPOSSIBLE)
+
+
+def _multinomial_logp(value, items, log_p):
+    """Multinomial log p of the rows of a cluster table (``items`` per row, cell log p's)."""
+    return pt.gammaln(items + 1) + pt.sum(-pt.gammaln(value + 1) + value * log_p, axis=-1)
+
+
+def _multinomial_rows(items, log_p, size):
+    """Rows of a cluster table drawn as Multinomial(items, exp(log p)) (for the checks)."""
+    p = pt.exp(log_p)
+    return pm.Multinomial.dist(n=items, p=p / p.sum(axis=-1, keepdims=True), size=size)
+
+
+def _cluster_rows(name: str, items, log_p, observed, dims):
+    """Add the observed cluster table ``name``: each row (items with r verdicts) multinomial."""
+    return pm.CustomDist(
+        name, items, log_p, logp=_multinomial_logp, dist=_multinomial_rows,
+        signature="(),(k)->(k)", dtype="int64", observed=observed, dims=dims,
+    )  # fmt: skip
+
+
+def _verdict_total(table, verdicts, r, weight):
+    """Return Σ weight·table over (repeats, positives): a count of verdicts of a cluster table.
+
+    −1 (impossible) where the table's verdicts Σ r·table differ from ``verdicts``: the
+    observed tables always match (JudgeCounts checks it) and replicated ones keep their row
+    totals, so this only ties ``verdicts`` (n, m0, m1) into the model's graph (nutpie's
+    compiled model swaps every data container of the model for new data).
+    """
+    total = (table * weight).sum((-2, -1))
+    return pt.switch(pt.eq((table * r).sum((-2, -1)), verdicts), total, -1)
+
+
+def check_item_effect_counts(counts: JudgeCounts, priors: Priors) -> None:
+    """Refuse what the item-effect model does not describe, saying what to do instead.
+
+    Raises
+    ------
+    ValueError
+        For a calibration set shared over a dim, a joint verdict table, and known q's.
+
+    Examples
+    --------
+    >>> import bayesjudge as bj
+    >>> counts = bj.JudgeCounts.from_counts(n=10, k=6, m0=4, tn=3, m1=6, tp=5)
+    >>> check_item_effect_counts(counts, bj.Priors(q0=0.9))
+    Traceback (most recent call last):
+    ...
+    ValueError: The item-effect model needs Beta priors of q0 and q1, not known q's.
+    """
+    if counts.calibration_shared_over or counts.has_joint:
+        raise ValueError(
+            "The item-effect model keeps each group's own calibration set and no pairing of "
+            "systems; these counts carry a shared calibration set or a joint verdict table. "
+            "Give each group its own calibration counts (and drop the joint table), or use "
+            "bj.estimate(counts) (cluster-delta / cluster-bootstrap)."
+        )
+    if priors.known("q0") or priors.known("q1"):
+        raise ValueError("The item-effect model needs Beta priors of q0 and q1, not known q's.")
 
 
 def build_item_effect_model(counts: JudgeCounts, priors: Priors | None = None) -> pm.Model:
@@ -962,17 +1070,21 @@ def build_item_effect_model(counts: JudgeCounts, priors: Priors | None = None) -
     For counts with repeated verdicts of an item (:attr:`JudgeCounts.clusters`): each test
     item is truly correct with probability θ and has its own propensity to be called correct,
     ``π ~ Beta(μκ, (1 − μ)κ)`` with ``μ = q1`` if it is truly correct and ``1 − q0`` if not;
-    its ``r`` verdicts are Bernoulli(π). Integrating π and the item's truth, an item with
-    ``k`` 'correct' verdicts of ``r`` contributes::
+    its ``r`` verdicts are Bernoulli(π). Integrating π and the item's truth, the probability
+    that an item with ``r`` verdicts has ``k`` 'correct' ones is::
 
         θ · BetaBinomial(k; r, q1 κ, (1 − q1) κ) + (1 − θ) · BetaBinomial(k; r, (1 − q0) κ, q0 κ)
 
-    (a Potential ``clusters`` sums these over the cluster table's cells, times the number of
-    items in each). ``κ = (1 − ρ)/ρ`` with the intra-item correlation ``item_icc`` ρ ~
-    :data:`ITEM_ICC_PRIOR` per group. q0, q1 keep their meaning (the per-verdict error rates:
-    an item's single verdict is Bernoulli(μ)) and are informed by the calibration counts as in
-    the separate model (one verdict per labelled item); under the random labelling design the
-    truth counts are Binomial(m0 + m1, θ) too.
+    and the row of the cluster table for ``r`` (its items by ``k``) is Multinomial with these
+    probabilities (the observed ``clusters``). ``κ = (1 − ρ)/ρ`` with the intra-item
+    correlation ``item_icc`` ρ ~ :data:`ITEM_ICC_PRIOR` per group. q0, q1 are the per-verdict
+    error rates (an item's single verdict is Bernoulli(μ)). Labelled items judged several
+    times (:attr:`JudgeCounts.calibration_clusters`) have the same item effect given their
+    known truth: a row of their table is Multinomial with BetaBinomial(k; r, (1 − q0)κ, q0κ)
+    (truth 0) or BetaBinomial(k; r, q1κ, (1 − q1)κ) (truth 1) probabilities; with one verdict
+    per labelled item these are the separate model's Binomials of ``tn``, ``tp``. Under the
+    random labelling design the labelled *items* that are truly correct are Binomial(labelled
+    items, θ) (``truth``).
 
     Parameters
     ----------
@@ -986,10 +1098,13 @@ def build_item_effect_model(counts: JudgeCounts, priors: Priors | None = None) -
     Returns
     -------
     pymc.Model
-        Coords ``system``, ``stratum``, ``cell``; free ``theta``, ``q0``, ``q1``, ``item_icc``
-        (all dims ``(system, stratum)``), deterministic ``p``, ``youden``, ``concentration``
-        (κ); the Potential ``clusters`` and observed ``tn``, ``tp`` (and ``truth`` under the
-        random design).
+        Coords ``system``, ``stratum``, ``repeats``, ``positives`` (and ``truth`` with labelled
+        repeats); free ``theta``, ``q0``, ``q1``, ``item_icc`` (dims ``(system, stratum)``),
+        deterministic ``p``, ``youden``, ``concentration`` (κ); observed ``clusters`` (and
+        ``calibration_clusters``), ``k``, ``tn``, ``tp`` (and ``truth`` under the random
+        design). ``k`` (and, with labelled repeats, ``tn``, ``tp``) are the verdict totals of
+        the tables, point masses that add nothing to the likelihood: they let the posterior
+        predictive check of :meth:`bayesjudge.Fit.ppc` replicate the usual counts.
 
     Raises
     ------
@@ -1010,48 +1125,64 @@ def build_item_effect_model(counts: JudgeCounts, priors: Priors | None = None) -
     """
     counts = JudgeCounts(counts)
     priors = Priors() if priors is None else priors
-    if counts.calibration_clusters is not None:
-        raise ValueError(
-            "The item-effect model takes one verdict per labelled item; these counts hold "
-            "labelled items judged several times (counts.calibration_clusters), whose m0, tn, "
-            "m1, tp count verdicts. Use bj.estimate(counts) (cluster-delta / "
-            "cluster-bootstrap, which treat labelled items as clusters too), or keep one "
-            "verdict per labelled item (e.g. its first epoch) in the labelled rows."
-        )
-    if counts.calibration_shared_over or counts.has_joint:
-        raise ValueError(
-            "The item-effect model keeps each group's own calibration set and no pairing of "
-            "systems; these counts carry a shared calibration set or a joint verdict table. "
-            "Give each group its own calibration counts (and drop the joint table)."
-        )
-    if priors.known("q0") or priors.known("q1"):
-        raise ValueError("The item-effect model needs Beta priors of q0 and q1, not known q's.")
+    check_item_effect_counts(counts, priors)
     ds = counts.dataset
-    cells = cluster_cells(counts)
+    tables = cluster_tables(counts)
+    test, labelled = tables["test"], tables["labelled"]
+    size = test.shape[-2]
     coords = {"system": counts.systems, "stratum": counts.strata,
-              "cell": np.arange(cells["r"].size)}  # fmt: skip
+              "repeats": np.arange(1, size + 1), "positives": np.arange(size + 1)}  # fmt: skip
+    table_dims = (*DIMS, "repeats", "positives")
+    r = np.arange(1, size + 1)[:, None]
+    pos = np.arange(size + 1)[None, :]
+    if labelled is not None:
+        coords["label"] = np.array([0, 1])  # "truth" names the observed truth counts
     with pm.Model(coords=coords) as model:
+        n = pm.Data("n", ds["n"].values, dims=DIMS)
+        k_obs = pm.Data("k_observed", ds["k"].values, dims=DIMS)
         m0 = pm.Data("m0", ds["m0"].values, dims=DIMS)
         m1 = pm.Data("m1", ds["m1"].values, dims=DIMS)
         tn_obs = pm.Data("tn_observed", ds["tn"].values, dims=DIMS)
         tp_obs = pm.Data("tp_observed", ds["tp"].values, dims=DIMS)
-        data = {name: pm.Data(f"cell_{name}", cells[name], dims="cell")
-                for name in ("system", "stratum", "r", "k", "count", "log_choose")}  # fmt: skip
+        test_obs = pm.Data("clusters_observed", test, dims=table_dims)
         theta = pm.Beta("theta", *_f64(priors.theta), dims=DIMS)
         q0, q1 = _beta_qs(priors, DIMS, judge_better_than_chance=False)
         icc = pm.Beta("item_icc", *_f64(ITEM_ICC_PRIOR), dims=DIMS)
         kappa = pm.Deterministic("concentration", (1 - icc) / icc, dims=DIMS)
         pm.Deterministic("youden", q0 + q1 - 1, dims=DIMS)
         pm.Deterministic("p", theta * q1 + (1 - theta) * (1 - q0), dims=DIMS)
-        g = (data["system"], data["stratum"])
-        th, a0, a1, kap = theta[g], q0[g], q1[g], kappa[g]
-        r, k, lc = data["r"], data["k"], data["log_choose"]
-        correct = pt.log(th) + _log_beta_binomial(k, r, a1 * kap, (1 - a1) * kap, lc)
-        wrong = pt.log1p(-th) + _log_beta_binomial(k, r, (1 - a0) * kap, a0 * kap, lc)
-        item_logp = pt.logaddexp(correct, wrong)
-        pm.Potential("clusters", (data["count"] * item_logp).sum())
-        pm.Binomial("tn", n=m0, p=q0, observed=tn_obs, dims=DIMS)
-        pm.Binomial("tp", n=m1, p=q1, observed=tp_obs, dims=DIMS)
+        says_wrong = _log_beta_binomial_table((1 - q0) * kappa, q0 * kappa, size)  # truth 0
+        says_right = _log_beta_binomial_table(q1 * kappa, (1 - q1) * kappa, size)  # truth 1
+        mixture = pt.logaddexp(
+            pt.log(theta)[..., None, None] + says_right,
+            pt.log1p(-theta)[..., None, None] + says_wrong,
+        )
+        items = pm.Data("cluster_items", test.sum(-1), dims=(*DIMS, "repeats"))
+        clusters = _cluster_rows("clusters", items, mixture, test_obs, table_dims)
+        pm.DiracDelta("k", _verdict_total(clusters, n, r, pos), observed=k_obs, dims=DIMS)
+        if labelled is None:
+            pm.Binomial("tn", n=m0, p=q0, observed=tn_obs, dims=DIMS)
+            pm.Binomial("tp", n=m1, p=q1, observed=tp_obs, dims=DIMS)
+            truth_items = (m0, m1)
+        else:
+            cal_dims = (*DIMS, "label", "repeats", "positives")
+            cal_obs = pm.Data("calibration_clusters_observed", labelled, dims=cal_dims)
+            cal_items = pm.Data(
+                "calibration_cluster_items", labelled.sum(-1), dims=(*DIMS, "label", "repeats")
+            )
+            by_truth = pt.stack([says_wrong, says_right], axis=2)
+            cal = _cluster_rows("calibration_clusters", cal_items, by_truth, cal_obs, cal_dims)
+            tn = _verdict_total(cal[:, :, 0], m0, r, r - pos)
+            pm.DiracDelta("tn", tn, observed=tn_obs, dims=DIMS)
+            pm.DiracDelta(
+                "tp", _verdict_total(cal[:, :, 1], m1, r, pos), observed=tp_obs, dims=DIMS
+            )
+            if counts.design == "random":
+                # Data, not constants: nutpie's compiled model is reused for new data.
+                per_label = pm.Data("labelled_items", labelled.sum((-2, -1)), dims=(*DIMS, "label"))
+                truth_items = (per_label[..., 0], per_label[..., 1])
         if counts.design == "random":
-            pm.Binomial("truth", n=m0 + m1, p=theta, observed=m1, dims=DIMS)
+            # The labelled *items* (not verdicts) are a random sample: m1 of them truly correct.
+            pm.Binomial("truth", n=truth_items[0] + truth_items[1], p=theta,
+                        observed=truth_items[1], dims=DIMS)  # fmt: skip
     return model

@@ -50,6 +50,8 @@ from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit, is_seed
 from bayesjudge.data import DIMS, CategoricalCounts, JudgeCounts
 from bayesjudge.models.confusion_structures import ordinal_confusion, symmetric_preference_confusion
+from bayesjudge.models.storage import DIGEST_ATTR, content_digest
+from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning, SmallSampleWarning
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "categorical_model_config",
     "fit_categorical",
     "load_categorical",
+    "multinomial_logp",
     "posterior_intervals",
     "prior_predictive_categorical",
 ]
@@ -85,7 +88,8 @@ REPORTED = (
 )
 RHAT_MAX = 1.01
 ESS_MIN = 400
-_FORMAT = "bayesjudge-categorical-fit-1"
+#: The ``format`` attr of a saved K-category fit (:func:`bayesjudge.load` dispatches on it).
+CATEGORICAL_FORMAT = "bayesjudge-categorical-fit-1"
 _SEED_LIMIT = 2**64
 # Compiled nutpie models keyed by model structure (see models/fit.py: the same idea).
 _COMPILED: OrderedDict[str, object] = OrderedDict()
@@ -513,6 +517,53 @@ def _confusion(config: dict, priors: CategoricalPriors, categories: list):
     return pm.Dirichlet("confusion", a=alpha.copy(), dims=(*group, "truth", "verdict")), group
 
 
+def multinomial_logp(value, n, p):
+    """Return log Multinomial(value | n, p) over the last axis, constant log n! − Σ log value! kept.
+
+    The observed counts of these models are validated data whose totals are n by
+    construction, so PyMC's Multinomial checks (p on the simplex, Σ value = n, value ≥ 0) and
+    its ``logpow`` switch are dropped: a smaller graph for numba to compile, the same density.
+    A cell with value 0 adds 0 even where p = 0.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from scipy import stats
+    >>> got = multinomial_logp(np.array([3, 0, 2]), 5, np.array([0.5, 0.2, 0.3])).eval(
+    ...     mode="FAST_COMPILE")  # a tiny graph: evaluate without compiling
+    >>> bool(np.isclose(got, stats.multinomial.logpmf([3, 0, 2], 5, [0.5, 0.2, 0.3])))
+    True
+    """
+    value = pt.as_tensor_variable(value)
+    cells = pt.switch(pt.gt(value, 0), value * pt.log(p), np.float64(0.0))
+    return (
+        pt.gammaln(pt.as_tensor_variable(n) + np.float64(1.0))
+        - pt.gammaln(value + np.float64(1.0)).sum(axis=-1)
+        + cells.sum(axis=-1)
+    )
+
+
+def _multinomial_dist(n, p, size):
+    return pm.Multinomial.dist(n=n, p=p, size=size)
+
+
+def _multinomial(name: str, n, p, *, observed, dims):
+    """Register an observed Multinomial(n, p) whose log density is :func:`multinomial_logp`.
+
+    Draws (prior predictive) come from PyMC's Multinomial; only the log density is replaced.
+    """
+    return pm.CustomDist(
+        name,
+        n,
+        p,
+        dist=_multinomial_dist,
+        logp=multinomial_logp,
+        signature="(),(k)->(k)",
+        observed=observed,
+        dims=dims,
+    )
+
+
 def build_categorical_model(
     counts,
     *,
@@ -611,13 +662,13 @@ def build_categorical_from_config(counts, config: dict) -> pm.Model:
         conf, group = _confusion(config, priors, arrays.categories)
         full = _expand(conf, group)  # (system, stratum, truth, verdict), broadcast
         p = pm.Deterministic("p", (theta[..., :, None] * full).sum(axis=-2), dims=TEST_DIMS)
-        pm.Multinomial("test", n=n, p=p, observed=test_obs, dims=TEST_DIMS)
+        _multinomial("test", n, p, observed=test_obs, dims=TEST_DIMS)
         cal_p = pt.broadcast_to(full, arrays.calibration.shape)
-        pm.Multinomial("calibration", n=m, p=cal_p, observed=cal_obs, dims=CAL_DIMS)
+        _multinomial("calibration", m, cal_p, observed=cal_obs, dims=CAL_DIMS)
         if arrays.design == "random":
             # The labelled items are a random sample of the group's items: their truth
             # counts are Multinomial(Σ_t m[t], θ) (the binary model's m1 ~ Bin(m0 + m1, θ)).
-            pm.Multinomial("truth_counts", n=m.sum(axis=-1), p=theta, observed=m, dims=TRUTH_DIMS)
+            _multinomial("truth_counts", m.sum(axis=-1), theta, observed=m, dims=TRUTH_DIMS)
         values = _score_vector(config["scores"], arrays.categories)
         if values is not None:
             pm.Deterministic("score", pt.dot(theta, values), dims=DIMS)
@@ -1011,6 +1062,38 @@ class CategoricalFit:
         return list(self.config["categories"])
 
     @property
+    def counts(self) -> CategoricalCounts:
+        """The fitted counts, as a :class:`~bayesjudge.data.CategoricalCounts`."""
+        return CategoricalCounts(self.tree["counts"].dataset)
+
+    def report(self, out_dir=None, **options):
+        """Build the evaluation report of this fit: Markdown and a self-contained HTML page.
+
+        Parameters
+        ----------
+        out_dir : str or path-like, optional
+            Folder for ``report.md``, its PNGs and ``report.html``; nothing is written when
+            None.
+        **options
+            Passed to :func:`bayesjudge.report.categorical.build_categorical_report`
+            (``scores``, ``alpha``, ``method``, ``random_seed``, ``ppc``, ``warn``, ...).
+
+        Returns
+        -------
+        bayesjudge.Report
+            Sections, tables, figures and diagnoses; the written paths in ``.paths``.
+
+        Examples
+        --------
+        A fit (``fit = bj.fit(counts, scores={"A": 1, "tie": 0.5, "B": 0})``) gives
+        ``fit.report("my-report", random_seed=1)``: the bottom line ranks the systems by
+        their posterior mean score with P(A > B).
+        """
+        report = build_categorical_report(fit=self, **options)
+        report.paths = report.save(out_dir) if out_dir is not None else {}
+        return report
+
+    @property
     def model(self) -> pm.Model:
         """The PyMC model (rebuilt from the stored counts after :func:`load_categorical`)."""
         if self._model is None:
@@ -1279,7 +1362,9 @@ class CategoricalFit:
         # netCDF has no boolean attributes: ``ordered`` is stored as 0/1 (read back by load).
         counts.attrs = {k: int(v) if isinstance(v, bool) else v for k, v in counts.attrs.items()}
         tree["counts"] = xr.DataTree(counts)
-        tree.attrs["format"] = _FORMAT
+        tree.attrs["format"] = CATEGORICAL_FORMAT
+        tree.attrs.pop(DIGEST_ATTR, None)
+        tree.attrs[DIGEST_ATTR] = content_digest(tree)
         with atomic_path(path) as tmp:
             tree.to_netcdf(tmp, engine="h5netcdf")
         return path
@@ -1302,24 +1387,54 @@ def load_categorical(path) -> CategoricalFit:
     FileNotFoundError
         If there is no file at ``path``.
     ValueError
-        If the file is not a saved categorical fit or its configuration does not match its
-        stored hash.
+        Naming the path and what is wrong: the file cannot be read (truncated, not netCDF),
+        is not a saved categorical fit, its configuration does not match its stored hash, or
+        its content (draws, counts) does not match the digest stored at save.
+
+    Examples
+    --------
+    >>> load_categorical("no-such-fit.nc")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: No categorical fit file at 'no-such-fit.nc'.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"No categorical fit file at {str(path)!r}.")
-    with xr.open_datatree(path, engine="h5netcdf") as opened:
-        tree = opened.load()
-    if tree.attrs.get("format") != _FORMAT:
+    try:
+        with xr.open_datatree(path, engine="h5netcdf") as opened:
+            tree = opened.load()
+    except Exception as err:  # h5py OSError, xarray ValueError, ...: all mean "unreadable"
+        raise ValueError(
+            f"{str(path)!r} cannot be loaded as a bayesjudge categorical fit: it is not a "
+            f"readable netCDF file, or it is truncated ({type(err).__name__}: {err}). Refit "
+            f"and save again with CategoricalFit.save(path)."
+        ) from err
+    if tree.attrs.get("format") != CATEGORICAL_FORMAT or "bayesjudge_config" not in tree.attrs:
         raise ValueError(
             f"{str(path)!r} is not a bayesjudge categorical fit (format "
             f"{tree.attrs.get('format')!r}); write one with CategoricalFit.save(path)."
         )
-    config = json.loads(tree.attrs["bayesjudge_config"])
-    if _config_hash(config) != tree.attrs.get("bayesjudge_config_hash"):
+    try:
+        config = json.loads(tree.attrs["bayesjudge_config"])
+    except (TypeError, ValueError):
+        config = None
+    if not isinstance(config, dict) or _config_hash(config) != tree.attrs.get(
+        "bayesjudge_config_hash"
+    ):
         raise ValueError(
             f"The configuration stored in {str(path)!r} does not match its hash; the file was "
             f"modified or damaged. Refit and save again."
+        )
+    stored = tree.attrs.get(DIGEST_ATTR)
+    check = tree.copy()
+    check.attrs.pop(DIGEST_ATTR, None)
+    if stored is None or content_digest(check) != stored:
+        raise ValueError(
+            f"{str(path)!r} was changed after it was saved (or saved without a content "
+            f"digest): its content (posterior draws, counts or other data) does not match the "
+            f"digest stored by CategoricalFit.save. Do not edit saved fits; refit and save "
+            f"again, or load the original file."
         )
     if tree.attrs.get("bayesjudge_version") != __version__:
         warnings.warn(

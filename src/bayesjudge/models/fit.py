@@ -44,8 +44,10 @@ from bayesjudge.models.build import (
     paired_cells,
     resolve_paired,
 )
-from bayesjudge.models.categorical import fit_categorical
+from bayesjudge.models.categorical import CATEGORICAL_FORMAT, fit_categorical, load_categorical
+from bayesjudge.models.item_effect import item_effect_config
 from bayesjudge.models.priors import Priors
+from bayesjudge.models.storage import DIGEST_ATTR, content_digest
 from bayesjudge.plots import plot_ppc
 from bayesjudge.report import write_report
 from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
@@ -82,11 +84,11 @@ OBSERVED = ("k", "tn", "tp")
 TRUTH = "truth"
 # The paired model's observed variables; "k" (every test item) is derived from the first two.
 PAIRED_OBSERVED = ("k_unshared", "joint", "tn", "tp")
+# The item-effect model's cluster tables (repeated verdicts of an item; models/item-effect.md).
+CLUSTER_OBSERVED = ("clusters", "calibration_clusters")
 RHAT_MAX = 1.01
 ESS_MIN = 400
 _FORMAT = "bayesjudge-fit-1"
-# Root attr of a saved fit: SHA-256 of its content (see _content_digest).
-_DIGEST = "bayesjudge_digest"
 # nutpie and PyMC take seeds below 2**64; larger ones are reduced through SeedSequence.
 _SEED_LIMIT = 2**64
 
@@ -170,44 +172,6 @@ def _check_complete(tree: xr.DataTree, draws: int, chains: int) -> None:
             f"sampling stopped early ({sizes[0]} chains × {sizes[1]} draws, or unfinished "
             f"draws, of {chains} × {draws} asked); no result was kept"
         )
-
-
-def _canonical_values(values: np.ndarray) -> bytes:
-    """Bytes of an array that survive a netCDF round trip (dtype width and string kind aside)."""
-    values = np.asarray(values)
-    kind = values.dtype.kind
-    if kind in "USO":
-        text = [v.decode() if isinstance(v, bytes) else str(v) for v in values.ravel().tolist()]
-        return json.dumps(text).encode()
-    if kind == "b":
-        values = values.astype(np.uint8)
-    elif kind == "i" or (kind == "u" and values.dtype.itemsize < 8):
-        values = values.astype(np.int64)
-    elif kind == "f":
-        values = values.astype(np.float64)
-    elif kind in "mM":
-        values = values.view(np.int64)
-    return np.ascontiguousarray(values).tobytes()
-
-
-def _content_digest(tree: xr.DataTree) -> str:
-    """SHA-256 of a fit's content: every group's variables and coords, and the configuration.
-
-    Covers each variable's name, dims, shape and values (numbers as int64/float64 bytes,
-    labels as text) in every group, and the root attr ``bayesjudge_config``. Other attrs
-    (version, sampler metadata) are not covered. Stored by :meth:`Fit.save`, checked by
-    :func:`load`.
-    """
-    digest = hashlib.sha256()
-    digest.update(str(tree.attrs.get("bayesjudge_config", "")).encode())
-    for node in sorted(tree.subtree, key=lambda n: n.path):
-        ds = node.to_dataset(inherit=False)
-        for name in sorted(map(str, ds.variables)):
-            var = ds.variables[name]
-            header = json.dumps([node.path, name, list(var.dims), list(var.shape)])
-            digest.update(header.encode())
-            digest.update(_canonical_values(var.values))
-    return digest.hexdigest()
 
 
 def _config_hash(config: dict) -> str:
@@ -311,9 +275,11 @@ def _draws_tree(tree: xr.DataTree) -> xr.DataTree:
 def _observed_names(model) -> tuple[str, ...]:
     """Return the observed variables that the posterior predictive check replicates.
 
-    Under the random labelling design the truth counts (``truth``) are among them.
+    Under the random labelling design the truth counts (``truth``) are among them; the
+    item-effect model's cluster tables too.
     """
     names = PAIRED_OBSERVED if "joint" in model.named_vars else OBSERVED
+    names = (*names, *(v for v in CLUSTER_OBSERVED if v in model.named_vars))
     return (*names, TRUTH) if TRUTH in model.named_vars else names
 
 
@@ -568,6 +534,13 @@ def fit(
     the Lang-Reiczigel interval is symmetric (0.016 apart at q0 = q1 = 0.7). Near the
     boundaries it stays inside [0, 1] where the closed form is clipped.
 
+    Counts with repeated verdicts of an item (``counts.has_clusters``: Inspect epochs,
+    several samples per prompt) are fitted by the item-effect model (``models/item-effect.md``):
+    a Beta propensity per item, so an item's verdicts are correlated; separate calibration,
+    NUTS, population θ, no ``theta_total``; ``fit.config["model"] == "item-effect"``. The
+    options it cannot honour are refused by name
+    (:func:`bayesjudge.models.item_effect.item_effect_config`).
+
     Examples
     --------
     >>> import bayesjudge as bj
@@ -597,15 +570,19 @@ def fit(
         )
     counts = JudgeCounts(counts)
     if counts.has_clusters:
-        raise ValueError(
-            "These counts hold repeated verdicts of an item (counts.clusters), whose verdicts "
-            "are correlated; the models of fit() count every verdict as an independent item "
-            "and would understate the uncertainty. Use the item-effect model "
-            "(bayesjudge.models.item_effect.fit_item_effect(counts), built by "
-            "build_item_effect_model; docs/repeated-verdicts.md), bj.estimate(counts) "
-            "(cluster-robust closed forms), or pass counts.without_clusters() to treat the "
-            "verdicts as independent items on purpose."
-        )
+        # Repeated verdicts of an item are correlated: the item-effect model (its own options
+        # check; build_from_config builds it for clustered counts, here and after load).
+        config = item_effect_config(
+            counts, calibration=calibration, pool_over=pool_over, priors=priors,
+            aggregate=aggregate, judge_better_than_chance=judge_better_than_chance,
+            paired=paired, method=method, estimand=estimand,
+        )  # fmt: skip
+        settings = _mcmc_settings(
+            sampler, "separate", draws=draws, tune=tune, chains=chains,
+            random_seed=random_seed, target_accept=target_accept,
+        )  # fmt: skip
+        return _fit_mcmc(counts, config, sampler=sampler, settings=settings,
+                         progress=show_progress(progressbar, name="progressbar"))  # fmt: skip
     paired = resolve_paired(counts, paired)
     config = model_config(
         calibration, pool_over, priors, aggregate, judge_better_than_chance, paired,
@@ -1303,39 +1280,59 @@ class PosteriorPredictiveCheck:
         return plot_ppc(self, ci_prob=ci_prob, ax=ax)
 
 
-def _sorted_stats(draws: xr.DataArray, ci_prob: float) -> dict[str, xr.DataArray]:
-    """Mean, sd, median, ETI and HDI of i.i.d. draws over (chain, draw), from one sort.
+def _sorted_stats(x: np.ndarray, ci_prob: float) -> dict[str, np.ndarray]:
+    """Mean, sd, median, ETI and HDI of i.i.d. draws x (draws on the last axis), one sort.
 
     The same numbers as ``mean``, ``std(ddof=1)``, ``median``, :func:`_quantile_interval` and
     ``az.hdi`` (its "nearest" rule: the narrowest interval between draws i and
-    i + floor(ci_prob · n)), which sorted the draws twice.
+    i + floor(ci_prob · n)), which sorted the draws twice; the quantiles by numpy's default
+    (linear) rule, read off the sorted draws.
     """
-    template = draws.isel(chain=0, draw=0, drop=True)
-    x = np.moveaxis(draws.transpose("chain", "draw", ...).values, (0, 1), (-2, -1))
-    x = np.sort(x.reshape(*x.shape[:-2], -1), axis=-1)
+    x = np.sort(x, axis=-1)
     n = x.shape[-1]
-    probs = [(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2]
-    q = np.quantile(x, probs, axis=-1)
+    quantiles = []
+    for prob in ((1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2):
+        h = prob * (n - 1)
+        i = min(int(np.floor(h)), n - 2) if n > 1 else 0
+        t = h - i
+        a, b = x[..., i], x[..., min(i + 1, n - 1)]
+        # numpy's lerp: from the nearer end, so that t = 1 gives b exactly.
+        quantiles.append(b - (b - a) * (1 - t) if t >= 0.5 else a + (b - a) * t)
     inc = min(int(np.floor(ci_prob * n)), n - 1)
     best = np.argmin(x[..., inc:] - x[..., : n - inc], axis=-1)[..., None]
     lower = np.take_along_axis(x, best, -1)[..., 0]
     upper = np.take_along_axis(x, best + inc, -1)[..., 0]
-
-    def like(values):
-        return template.copy(data=np.asarray(values, dtype=float))
-
-    def bounds(lo, hi):
-        return xr.concat([like(lo), like(hi)], dim="ci_bound").assign_coords(
-            ci_bound=["lower", "upper"]
-        )
-
     return {
-        "mean": like(x.mean(-1)),
-        "sd": like(x.std(-1, ddof=1)),
-        "median": like(q[1]),
-        "eti": bounds(q[0], q[2]),
-        "hdi": bounds(lower, upper),
+        "mean": x.mean(-1),
+        "sd": x.std(-1, ddof=1),
+        "median": quantiles[1],
+        "eti": (quantiles[0], quantiles[2]),
+        "hdi": (lower, upper),
     }
+
+
+def _summary_frame(ds: xr.Dataset) -> pd.DataFrame:
+    """One variable's summary Dataset as rows (reset index), intervals as _lower/_upper columns.
+
+    Built from the numpy arrays: per-column assignments into the Dataset re-aligned the group
+    coordinates each time (~0.1 s of a 2,000-group summary).
+    """
+    dims = ds["mean"].dims
+    if not dims:
+        flat = ds.drop_vars(["eti", "hdi", "ci_bound"])
+        for bound in ("lower", "upper"):
+            flat[f"eti_{bound}"] = ds["eti"].sel(ci_bound=bound, drop=True)
+            flat[f"hdi_{bound}"] = ds["hdi"].sel(ci_bound=bound, drop=True)
+        return pd.DataFrame([flat.to_pandas()]).reset_index()
+    cols = {}
+    for v in ("mean", "sd", "median", "ess_bulk", "ess_tail", "r_hat"):
+        cols[v] = ds[v].transpose(*dims).values.ravel()
+    for v in ("eti", "hdi"):
+        for bound in ("lower", "upper"):
+            cols[f"{v}_{bound}"] = ds[v].sel(ci_bound=bound).transpose(*dims).values.ravel()
+    levels = [ds.indexes[d] if d in ds.indexes else pd.RangeIndex(ds.sizes[d]) for d in dims]
+    index = pd.MultiIndex.from_product(levels, names=list(dims))
+    return pd.DataFrame(cols, index=index).reset_index()
 
 
 def _quantile_interval(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
@@ -1470,33 +1467,55 @@ class Fit:
             cdf_values=ds[f"{name}_cdf"].values,
         )
 
-    def _exact_stats(self, name: str, ci_prob: float) -> dict[str, xr.DataArray]:
-        """Exact mean, sd, median, ETI and HDI of theta, q0 or q1 (DataArrays over the groups)."""
+    def _exact_stats(self, name: str, ci_prob: float) -> dict[str, np.ndarray]:
+        """Exact mean, sd, median, ETI and HDI of theta, q0 or q1 (arrays over the groups)."""
         m = self._exact_marginal(name)
         probs = np.array([(1 - ci_prob) / 2, 0.5, (1 + ci_prob) / 2])
-        q = m.quantile(probs.reshape(3, 1, 1))
+        q = m.quantile(probs.reshape(3, *(1,) * (m.grid.ndim - 1)))
         known = m.known
         value = m.grid[..., 0]
         q = np.where(known, value, q)
-        template = self.posterior[name].isel(chain=0, draw=0, drop=True)
-
-        def like(values):
-            return template.copy(data=np.asarray(values, dtype=float))
-
-        eti = xr.concat([like(q[0]), like(q[2])], dim="ci_bound").assign_coords(
-            ci_bound=["lower", "upper"]
-        )
-        hdi_bounds = xr.concat([like(b) for b in hdi(m, ci_prob)], dim="ci_bound").assign_coords(
-            ci_bound=["lower", "upper"]
-        )
         first, var = m._moments()  # once for both (mean() and sd() would each integrate)
         return {
-            "mean": like(np.where(known, value, first)),
-            "sd": like(np.where(known, 0.0, np.sqrt(var))),
-            "median": like(q[1]),
-            "eti": eti,
-            "hdi": hdi_bounds,
+            "mean": np.where(known, value, first),
+            "sd": np.where(known, 0.0, np.sqrt(var)),
+            "median": q[1],
+            "eti": (q[0], q[2]),
+            "hdi": hdi(m, ci_prob),
         }
+
+    def _exact_summary(self, name: str, ci_prob: float) -> xr.Dataset:
+        """summary()'s Dataset of one variable of an exact fit, computed on numpy arrays.
+
+        θ, q0, q1 from the exact marginals (HDI included); youden, p and theta_total from
+        one sort of the i.i.d. draws (az.hdi and quantile sorted them twice). The Dataset is
+        built once at the end: xarray's per-operation alignment of the group coordinates
+        cost more than the statistics themselves at thousands of groups.
+        """
+        draws = self.posterior[name]
+        dims = tuple(d for d in draws.dims if d not in ("chain", "draw"))
+        x = draws.transpose(*dims, "chain", "draw").values
+        x = x.reshape(*x.shape[:-2], -1)  # a view where the draws lie contiguous per group
+        if name in _EXACT_VARS:
+            stats = self._exact_stats(name, ci_prob)
+            stats = {k: (v if isinstance(v, tuple) else v.reshape(x.shape[:-1]))
+                     for k, v in stats.items()}  # fmt: skip
+        else:
+            stats = _sorted_stats(x, ci_prob)
+        size = float(x.shape[-1])
+        fixed = ~(x.max(-1) > x.min(-1))
+        data = {k: (dims, np.asarray(stats[k], dtype=float)) for k in ("mean", "sd", "median")}
+        for k in ("eti", "hdi"):
+            bounds = [np.asarray(b, dtype=float).reshape(x.shape[:-1]) for b in stats[k]]
+            data[k] = (("ci_bound", *dims), np.stack(bounds))
+        for k, value in (("ess_bulk", size), ("ess_tail", size), ("r_hat", 1.0)):
+            data[k] = (dims, np.where(fixed, np.nan, value))
+        coords = {d: draws.coords[d] for d in dims if d in draws.coords}
+        return xr.Dataset(
+            data,
+            coords={**coords, "ci_bound": ["lower", "upper"]},
+            attrs={"ci_prob": ci_prob, "ci_kind": "eti and hdi"},
+        )
 
     # ----------------------------------------------------------------- diagnostics
 
@@ -1647,33 +1666,19 @@ class Fit:
             )
         tree = xr.DataTree()
         for name in names:
+            if self.method == "exact":
+                tree[name] = xr.DataTree(self._exact_summary(name, ci_prob))
+                continue
             draws = self.posterior[name]
             single = draws.to_dataset()
-            if self.method == "exact":
-                # θ, q0, q1 from the exact marginals (HDI included); youden and theta_total
-                # from one sort of the i.i.d. draws (az.hdi and quantile sorted them twice).
-                stats = (
-                    self._exact_stats(name, ci_prob)
-                    if name in _EXACT_VARS
-                    else _sorted_stats(draws, ci_prob)
-                )
-                hdi = stats.pop("hdi")
-                size = float(draws.sizes["chain"] * draws.sizes["draw"])
-                fixed = ~(draws.max(("chain", "draw")) > draws.min(("chain", "draw")))
-                diag = {
-                    "ess_bulk": xr.where(fixed, np.nan, size),
-                    "ess_tail": xr.where(fixed, np.nan, size),
-                    "r_hat": xr.where(fixed, np.nan, 1.0),
-                }
-            else:
-                hdi = az.hdi(single, prob=ci_prob)[name]
-                stats = {
-                    "mean": draws.mean(("chain", "draw")),
-                    "sd": draws.std(("chain", "draw"), ddof=1),
-                    "median": draws.median(("chain", "draw")),
-                    "eti": _quantile_interval(draws, ci_prob),
-                }
-                diag = _convergence(single, name)
+            hdi = az.hdi(single, prob=ci_prob)[name]
+            stats = {
+                "mean": draws.mean(("chain", "draw")),
+                "sd": draws.std(("chain", "draw"), ddof=1),
+                "median": draws.median(("chain", "draw")),
+                "eti": _quantile_interval(draws, ci_prob),
+            }
+            diag = _convergence(single, name)
             ds = xr.Dataset(
                 {**stats, "hdi": hdi, **diag},
                 attrs={"ci_prob": ci_prob, "ci_kind": "eti and hdi"},
@@ -1687,13 +1692,7 @@ class Fit:
             return tree
         rows = []
         for name in names:
-            ds = tree[name].dataset
-            flat = ds.drop_vars(["eti", "hdi", "ci_bound"])
-            for bound in ("lower", "upper"):
-                flat[f"eti_{bound}"] = ds["eti"].sel(ci_bound=bound, drop=True)
-                flat[f"hdi_{bound}"] = ds["hdi"].sel(ci_bound=bound, drop=True)
-            frame = flat.to_dataframe() if flat["mean"].dims else pd.DataFrame([flat.to_pandas()])
-            frame = frame.reset_index()
+            frame = _summary_frame(tree[name].dataset)
             for dim in DIMS:
                 if dim not in frame:
                     frame[dim] = None
@@ -1909,8 +1908,8 @@ class Fit:
             drop = [v for v in stats.data_vars if stats[v].dtype == object]
             tree["sample_stats"] = xr.DataTree(stats.drop_vars(drop))
         tree.attrs["format"] = _FORMAT
-        tree.attrs.pop(_DIGEST, None)
-        tree.attrs[_DIGEST] = _content_digest(tree)
+        tree.attrs.pop(DIGEST_ATTR, None)
+        tree.attrs[DIGEST_ATTR] = content_digest(tree)
         with atomic_path(path) as tmp:
             tree.to_netcdf(tmp, engine="h5netcdf")
         return path
@@ -1937,7 +1936,10 @@ def load(path) -> Fit:
 
     Returns
     -------
-    Fit
+    Fit or CategoricalFit
+        A :class:`~bayesjudge.models.categorical.CategoricalFit` for a file written by
+        :meth:`CategoricalFit.save` (read by
+        :func:`~bayesjudge.models.categorical.load_categorical`, with the same checks).
 
     Raises
     ------
@@ -1972,6 +1974,8 @@ def load(path) -> Fit:
             f"it is not a readable netCDF file, or it is truncated ({type(err).__name__}: {err})",
         ) from err
     attrs = tree.attrs
+    if attrs.get("format") == CATEGORICAL_FORMAT:  # a K-category fit: its own reader
+        return load_categorical(path)
     if attrs.get("format") != _FORMAT or "bayesjudge_config" not in attrs:
         raise ValueError(
             f"{str(path)!r} is not a bayesjudge fit (format {attrs.get('format')!r}); write one "
@@ -1986,7 +1990,7 @@ def load(path) -> Fit:
             f"The configuration stored in {str(path)!r} does not match its hash; the file was "
             f"modified or damaged. Refit and save again."
         )
-    stored = attrs.get(_DIGEST)
+    stored = attrs.get(DIGEST_ATTR)
     if stored is None:
         warnings.warn(
             f"{str(path)!r} has no content digest (saved by a bayesjudge without one), so "
@@ -1997,8 +2001,8 @@ def load(path) -> Fit:
         )
     else:
         check = tree.copy()
-        check.attrs.pop(_DIGEST, None)
-        if _content_digest(check) != stored:
+        check.attrs.pop(DIGEST_ATTR, None)
+        if content_digest(check) != stored:
             raise ValueError(
                 f"{str(path)!r} was changed after it was saved: its content (posterior draws, "
                 f"counts or other data) no longer matches the digest stored by Fit.save. Do "

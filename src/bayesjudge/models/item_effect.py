@@ -1,9 +1,12 @@
 """Fitting and checking the item-effect model of repeated verdicts (model card ``item-effect.md``).
 
-:func:`~bayesjudge.models.build.build_item_effect_model` builds the model;
-:func:`fit_item_effect` samples it (NUTS) and returns the posterior as an
-:class:`xarray.DataTree`; :func:`item_effect_ppc` draws replicated cluster tables from the
-posterior and compares them with the observed one.
+``bj.fit(counts)`` fits it whenever ``counts.has_clusters`` and returns a normal
+:class:`bayesjudge.Fit` (:func:`item_effect_config` checks the options and records
+``model="item-effect"``; :func:`~bayesjudge.models.build.build_from_config` builds the model
+for clustered counts). :func:`~bayesjudge.models.build.build_item_effect_model` builds it;
+:func:`fit_item_effect` samples it directly (NUTS, also for counts without repeats) and
+returns the raw :class:`xarray.DataTree`; :func:`item_effect_ppc` draws replicated cluster
+tables from a posterior and compares them with the observed one.
 """
 
 from __future__ import annotations
@@ -14,10 +17,108 @@ import xarray as xr
 
 from bayesjudge.core._validation import is_seed
 from bayesjudge.data import DIMS, JudgeCounts
-from bayesjudge.models.build import build_item_effect_model
+from bayesjudge.models.build import (
+    build_item_effect_model,
+    check_item_effect_counts,
+    cluster_tables,
+    model_config,
+)
 from bayesjudge.models.priors import Priors
 
-__all__ = ["fit_item_effect", "item_effect_ppc"]
+__all__ = ["ITEM_EFFECT", "fit_item_effect", "item_effect_config", "item_effect_ppc"]
+
+#: The ``model`` entry of the configuration of a fit of the item-effect model.
+ITEM_EFFECT = "item-effect"
+
+
+def item_effect_config(
+    counts: JudgeCounts,
+    *,
+    calibration="separate",
+    pool_over=None,
+    priors=None,
+    aggregate="auto",
+    judge_better_than_chance=False,
+    paired=None,
+    method="mcmc",
+    estimand="population",
+) -> dict:
+    """Check :func:`bayesjudge.fit`'s options for counts with repeated verdicts; return its config.
+
+    ``bj.fit(counts)`` fits the item-effect model when ``counts.has_clusters``: separate
+    calibration per group, NUTS, the population θ, no ``theta_total``. Any other choice is
+    refused with the way out, before anything is compiled.
+
+    Returns
+    -------
+    dict
+        :func:`~bayesjudge.models.build.model_config` of the separate model (``aggregate``
+        None) plus ``model`` (``"item-effect"``), ``repeats`` (the tables' largest number of
+        verdicts per item) and ``labelled_repeats`` (whether labelled items repeat): what
+        fixes the model's structure, so that the compiled model is reused only for counts of
+        the same shape.
+
+    Raises
+    ------
+    ValueError
+        Naming the option: ``method="exact"``, ``calibration`` other than ``"separate"``,
+        ``pool_over``, ``aggregate`` weights, ``judge_better_than_chance=True``,
+        ``paired=True``, ``estimand="test-set"``; and, from the model, a shared calibration
+        set, a joint verdict table and known q's.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import bayesjudge as bj
+    >>> test = pd.DataFrame({"item": [1, 1, 2, 2], "epoch": [1, 2] * 2, "judge": [1, 1, 0, 1]})
+    >>> calib = pd.DataFrame({"judge": [1, 0, 1, 0], "human": [1, 0, 1, 1]})
+    >>> counts = bj.JudgeCounts.from_frames(test, calib, item="item", repeats="epoch")
+    >>> config = item_effect_config(counts)
+    >>> config["model"], config["repeats"], config["labelled_repeats"]
+    ('item-effect', 2, False)
+    >>> bj.fit(counts, method="exact")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: method='exact' integrates the models of independent verdicts; ...
+    """
+    counts = JudgeCounts(counts)
+    where = "these counts hold repeated verdicts of an item (counts.has_clusters)"
+    if method == "exact":
+        raise ValueError(
+            f"method='exact' integrates the models of independent verdicts; {where}, fitted "
+            f"by the item-effect model with NUTS. Use method='mcmc', or bj.estimate(counts) "
+            f"for cluster-robust closed forms."
+        )
+    if method != "mcmc":
+        raise ValueError(f"method must be one of ['mcmc', 'exact']; got {method!r}.")
+    refused = {
+        "calibration": (calibration, "separate"),
+        "pool_over": (pool_over, None),
+        "judge_better_than_chance": (bool(judge_better_than_chance), False),
+        "estimand": (estimand, "population"),
+    }
+    bad = [f"{k}={v!r}" for k, (v, ok) in refused.items() if v != ok]
+    if paired:
+        bad.append(f"paired={paired!r}")
+    if not (aggregate is None or (isinstance(aggregate, str) and aggregate == "auto")):
+        bad.append(f"aggregate={aggregate!r}")
+    if bad:
+        raise ValueError(
+            f"{', '.join(bad)}: not available here: {where}, fitted by the item-effect model "
+            f"(each group's own q0, q1 with an item effect, the population θ per group, no "
+            f"θ_total, no pairing; models/item-effect.md). Drop these options, use "
+            f"bj.estimate(counts) (cluster-delta / cluster-bootstrap), or pass "
+            f"counts.without_clusters() to treat every verdict as an independent item."
+        )
+    config = model_config("separate", None, priors, None, False, False, counts.design)
+    check_item_effect_counts(counts, Priors.from_dict(config["priors"]))
+    tables = cluster_tables(counts)
+    return {
+        **config,
+        "model": ITEM_EFFECT,
+        "repeats": int(tables["test"].shape[-2]),
+        "labelled_repeats": tables["labelled"] is not None,
+    }
 
 
 def fit_item_effect(
@@ -127,7 +228,8 @@ def item_effect_ppc(
     counts : JudgeCounts
         The counts that were fitted (with their cluster table).
     posterior : xarray.Dataset
-        ``tree["posterior"].dataset`` of :func:`fit_item_effect`.
+        ``fit.posterior`` of ``bj.fit(counts)``, or ``tree["posterior"].dataset`` of
+        :func:`fit_item_effect`.
     max_draws : int, default 1000
         Posterior draws used (evenly thinned).
     random_seed : int, numpy.random.Generator or None

@@ -23,8 +23,13 @@ This is the top layer. Its modules, each importing only those listed before it:
     objects (never through pyplot's global state) and kept as PNG bytes.
 ``sections``
     One function per section of the report, and the driver that lists them in order.
+``categorical``
+    :func:`build_categorical_report`, the report of K-category counts
+    (:class:`~bayesjudge.data.CategoricalCounts`; its tables in ``categorical_tables``, its
+    words in ``categorical_sections``).
 ``build``
-    :func:`build_report` and :func:`write_report`.
+    :func:`build_report` (which hands K-category counts to :func:`build_categorical_report`)
+    and :func:`write_report`.
 
 A fit is received as an object: the report never imports ``bayesjudge.models.fit``.
 """
@@ -32,6 +37,7 @@ A fit is received as an object: the report never imports ``bayesjudge.models.fit
 from __future__ import annotations
 
 from bayesjudge.report.build import PROGRESS_MIN_SYSTEMS, build_report, write_report
+from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.report.document import SECTIONS, Report, ReportSection
 from bayesjudge.report.figures import FIGURE_ROWS_MAX
 from bayesjudge.report.tables import ALL_PAIRS_MAX_SYSTEMS, comparison_rows
@@ -43,6 +49,7 @@ __all__ = [
     "SECTIONS",
     "Report",
     "ReportSection",
+    "build_categorical_report",
     "build_report",
     "comparison_rows",
     "write_report",

@@ -13,11 +13,12 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from bayesjudge._progress import progress_bar, show_progress
+from bayesjudge._progress import advance, steps_bar
 from bayesjudge.core._validation import check_alpha
-from bayesjudge.data import JudgeCounts
+from bayesjudge.data import CategoricalCounts, JudgeCounts
 from bayesjudge.diagnostics import MAX_LISTED, emit_grouped
 from bayesjudge.report import tables as _tables
+from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.report.document import Report
 from bayesjudge.report.figures import draw_figures
 from bayesjudge.report.sections import write_sections
@@ -29,11 +30,12 @@ PROGRESS_MIN_SYSTEMS = 30
 
 
 def build_report(
-    counts: JudgeCounts | None = None,
+    counts: JudgeCounts | CategoricalCounts | None = None,
     *,
     fit=None,
+    scores=None,
     alpha: float = 0.05,
-    comparison_method: str = "bootstrap",
+    comparison_method: str | None = None,
     n_resamples: int = 10_000,
     random_seed: int | None = None,
     target_width: float | None = None,
@@ -53,12 +55,18 @@ def build_report(
     fit : bayesjudge.Fit, optional
         A Bayesian fit of the counts (MCMC or ``method="exact"``). Without it the report
         gives the closed forms only and says that the Bayesian parts were not run.
+    scores : dict, optional
+        ``{category: value}`` for K-category counts (:class:`~bayesjudge.data.CategoricalCounts`):
+        the mean score that the report estimates, ranks and compares (default: the fit's
+        scores). Not used for binary counts (an error there).
     alpha : float, default 0.05
         Every interval has probability ``1 - alpha``: confidence for the closed forms,
         equal-tailed credible for the posterior.
-    comparison_method : {"bootstrap", "delta"}, default "bootstrap"
+    comparison_method : {"bootstrap", "delta", "cluster-delta", "cluster-bootstrap", None}
         Frequentist Δθ of :func:`bayesjudge.compare.compare` (paired when the counts carry
-        a joint verdict table).
+        a joint verdict table). None (default): compare's default, ``"bootstrap"``, or
+        ``"cluster-delta"`` for repeated verdicts of an item (``counts.has_clusters``), whose
+        only methods are the two cluster ones.
     n_resamples : int, default 10000
         Bootstrap resamples of the frequentist comparison.
     random_seed : int, optional
@@ -117,6 +125,25 @@ def build_report(
     >>> report.tables["theta"][["system", "corrected"]].round(3).values.tolist()
     [['a', 0.612], ['b', 0.804]]
     """
+    if isinstance(counts, CategoricalCounts) or (
+        fit is not None and getattr(fit, "config", {}).get("kind") == "categorical"
+    ):
+        if target_width is not None:
+            raise ValueError(
+                "target_width applies to binary counts (θ intervals of a JudgeCounts); the "
+                "K-category report has no calibration-size planner. Drop target_width."
+            )
+        # K categories: the score-type delta interval and delta-method comparisons;
+        # build_categorical_report(method="bootstrap") bootstraps both.
+        return build_categorical_report(
+            counts, fit=fit, scores=scores, alpha=alpha, method="delta",
+            random_seed=random_seed, ppc=ppc, warn=warn, title=title, progress=progress,
+        )  # fmt: skip
+    if scores is not None:
+        raise ValueError(
+            "scores= is for K-category counts (CategoricalCounts); binary counts report the "
+            "share truly correct. Drop scores=, or build a CategoricalCounts."
+        )
     alpha = check_alpha(alpha)
     ci_prob = 1 - alpha
     counts = _checked_counts(counts, fit)
@@ -127,8 +154,8 @@ def build_report(
     collected: list = []  # the estimators' warnings
     notes: list[str] = []
 
-    bar = _progress_bar(progress, n_systems)
-    _step(bar, "θ and judge tables")
+    bar = steps_bar(progress, 5, f"report of {n_systems} systems", n_systems, PROGRESS_MIN_SYSTEMS)
+    advance(bar, "θ and judge tables")
     tables: dict[str, pd.DataFrame] = {"counts": _tables.counts_table(counts)}
     tables["theta"] = _tables.theta_table(counts, alpha, fit, ci_prob, collected)
     tables["judge"] = _tables.judge_table(counts, alpha, fit, ci_prob)
@@ -146,11 +173,12 @@ def build_report(
     }
     freq = None
     pairs = _tables.shown_pairs(counts, tables["theta"])
-    _step(bar, "comparisons")
+    advance(bar, "comparisons")
     if n_systems >= 2:
         tables["theta_difference"], freq = _tables.difference_table(
             counts, alpha, fit, ci_prob, comparison, collected, pairs
         )
+        comparison["method"] = freq.attrs.get("method", comparison["method"])  # None resolved
         if not shared_systems:
             tables["youden_difference"] = _tables.youden_difference_table(
                 counts, alpha, fit, ci_prob, pairs
@@ -160,7 +188,7 @@ def build_report(
     tables["bottom_line"] = _tables.bottom_line_table(
         counts, fit, tables["theta"], freq, ci_prob, total=tables.get("theta_total")
     )
-    _step(bar, "diagnostics")
+    advance(bar, "diagnostics")
     records, diag = _tables.diagnoses(
         counts, fit, alpha, target_width, random_seed, notes, freq, pairs
     )
@@ -173,7 +201,7 @@ def build_report(
     tables["diagnoses"] = _tables.diagnoses_table(records)
 
     check = None
-    _step(bar, "posterior predictive check")
+    advance(bar, "posterior predictive check")
     if fit is not None and ppc:
         check = fit.ppc(random_seed=random_seed)
         tables["ppc"] = _tables.ppc_table(check, ci_prob, counts)
@@ -183,13 +211,13 @@ def build_report(
         target_width, tables["theta"],
     )  # fmt: skip
     tables["settings"] = _tables.settings_table(settings)
-    _step(bar, "figures")
+    advance(bar, "figures")
     figures = draw_figures(tables, check, ci_prob)
     sections = write_sections(
         counts, fit, tables, figures, records, recommendation, notes, settings, ci_prob,
         pooled_dims=pooled,
     )  # fmt: skip
-    _step(bar, None)
+    advance(bar, None)
     return Report(title, sections, tables, figures, records, settings)
 
 
@@ -206,17 +234,6 @@ def _checked_counts(counts, fit) -> JudgeCounts:
     if counts is None:
         raise ValueError("Pass counts, a fit, or both: the report needs data to describe.")
     counts = JudgeCounts(counts)
-    if counts.has_clusters:
-        # The report's naive column and its Δθ comparisons count verdicts as independent
-        # items; until they are cluster-aware, refuse rather than understate.
-        raise ValueError(
-            "The report does not handle repeated verdicts of an item yet (counts.clusters: "
-            "items judged several times, e.g. Inspect epochs): its naive column and its "
-            "comparisons would count correlated verdicts as independent items. Use "
-            "bj.estimate(counts) (bayesjudge estimate: cluster-delta / cluster-bootstrap), or "
-            "report one verdict per item (e.g. the first epoch); counts.without_clusters() "
-            "treats the verdicts as independent items on purpose."
-        )
     ds = counts.dataset
     if int(ds["m0"].sum() + ds["m1"].sum()) == 0:
         raise ValueError(
@@ -272,28 +289,6 @@ def _emit_estimator_warnings(caught) -> None:
         warnings.warn(text, category, stacklevel=4)
 
 
-def _progress_bar(progress, n_systems: int):
-    """Return a plain-text bar over the report's five steps, or None when none is shown."""
-    if not show_progress(progress) or (progress is None and n_systems < PROGRESS_MIN_SYSTEMS):
-        return None
-    bar = progress_bar(5, f"report of {n_systems} systems")
-    bar.steps = 0
-    return bar
-
-
-def _step(bar, what: str | None) -> None:
-    """Mark the previous step done on the bar (all of them when ``what`` is None)."""
-    if bar is None:
-        return
-    if what is None:
-        bar.update(bar.total - bar.done)
-        return
-    if bar.steps:
-        bar.update(1)
-    bar.steps += 1
-    bar.desc = f"{bar.desc.split(':')[0]}: {what}"
-
-
 def write_report(source, out_dir=None, **options) -> Report:
     """Build the report of a fit or of counts and, when ``out_dir`` is given, save it there.
 
@@ -322,7 +317,7 @@ def write_report(source, out_dir=None, **options) -> Report:
     ...     sorted(p.name for p in report.paths.values())
     ['judge.png', 'report.html', 'report.md', 'theta_forest.png']
     """
-    if isinstance(source, JudgeCounts):
+    if isinstance(source, JudgeCounts | CategoricalCounts):
         report = build_report(source, **options)
     elif hasattr(source, "posterior") and hasattr(source, "counts"):
         # A Fit, recognised by what the report uses: importing bayesjudge.models.fit to test

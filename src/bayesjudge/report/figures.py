@@ -14,6 +14,7 @@ import io
 import numpy as np
 import pandas as pd
 
+from bayesjudge._text import plain_label
 from bayesjudge.plots import (
     plot_differences,
     plot_judge,
@@ -22,11 +23,15 @@ from bayesjudge.plots import (
     plot_theta_forest,
 )
 
-__all__ = ["FIGURE_ROWS_MAX", "draw_figures"]
+__all__ = ["CONFUSION_PANELS_MAX", "FIGURE_ROWS_MAX", "draw_categorical_figures", "draw_figures"]
 
 #: A figure draws one labelled row per system (or pair) up to this many rows; beyond, it
 #: summarises: estimates with intervals against their rank, names in the tables.
 FIGURE_ROWS_MAX = 40
+
+#: The K-category report draws a confusion-matrix heat map (and a panel of category shares)
+#: for at most this many groups; the tables hold every group.
+CONFUSION_PANELS_MAX = 12
 
 
 def draw_figures(tables: dict, check, ci_prob: float) -> dict[str, bytes]:
@@ -215,3 +220,147 @@ def _difference_ranked(long, kinds, ax):
             plot_ranked(rows, ax=axis, label_col="pair", order=order, ylabel="Δθ = θ_a − θ_b",
                         title=f"{where}Δθ {kind} ({len(order)} pairs, by rank)")  # fmt: skip
             axis.axhline(0, color="0.3", lw=0.8, ls="--")
+
+
+# ----------------------------------------------------------------------------- K categories
+
+
+def draw_categorical_figures(tables: dict, categories, score_range=None) -> dict[str, bytes]:
+    """Return the K-category report's figures from its tables.
+
+    ``"confusion"``: a heat map of the closed-form Ĉ (rows = truth, columns = verdict) per
+    group; ``"categories"``: naive p̂, corrected θ̂ and (with a fit) Bayesian θ per category,
+    one panel per group; ``"scores"`` (with scores): the score per system, one panel per
+    stratum, its axis over ``score_range``. At most :data:`CONFUSION_PANELS_MAX` groups are
+    drawn in the first two.
+    """
+    out = {"confusion": _confusion_figure(tables["confusion"], categories)}
+    out["categories"] = _categories_figure(tables["categories"])
+    if "scores" in tables and len(tables["scores"]) <= FIGURE_ROWS_MAX * 4:
+        out["scores"] = _scores_figure(tables["scores"], score_range)
+    return out
+
+
+def _grid_png(draw, panels: int, cell_w: float, cell_h: float, columns: int = 4) -> bytes:
+    """Draw ``panels`` axes on a grid (at most ``columns`` wide) and return PNG bytes."""
+    from matplotlib.figure import Figure  # matplotlib loads on the first figure, not on import
+
+    ncols = min(panels, columns)
+    nrows = -(-panels // ncols)
+    fig = Figure(figsize=(cell_w * ncols, cell_h * nrows), layout="constrained")
+    axes = fig.subplots(nrows, ncols, squeeze=False).ravel()
+    for axis in axes[panels:]:
+        axis.set_visible(False)
+    draw(axes[:panels])
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=100)
+    return buffer.getvalue()
+
+
+def _group_titles(frame: pd.DataFrame) -> list[str]:
+    """One title per (system, stratum) row group of ``frame``, in order (names as text)."""
+    keys = list(dict.fromkeys(zip(frame["system"], frame["stratum"], strict=True)))
+    several = len({s for _, s in keys}) > 1
+    return [plain_label(f"{a} / {b}" if several else str(a)) for a, b in keys]
+
+
+def _confusion_figure(confusion: pd.DataFrame, categories) -> bytes:
+    """Heat maps of the closed-form Ĉ, one panel per group, each cell annotated."""
+    closed = confusion[confusion["method"] == "closed form"]
+    k = len(categories)
+    keys = [f"c{j}" for j in range(k)]
+    matrices = closed[keys].to_numpy(float).reshape(-1, k, k)
+    titles = _group_titles(closed)
+    shown = min(len(matrices), CONFUSION_PANELS_MAX)
+    # Long names are cut in the figure (the tables have them whole) and tilted to stay apart.
+    labels = [plain_label(_cut(str(c))) for c in categories]
+    tilt = max(len(label) for label in labels) > 3
+    annotate = k <= 7
+
+    def draw(axes):
+        for axis, matrix, title in zip(axes, matrices[:shown], titles[:shown], strict=True):
+            axis.imshow(matrix, vmin=0.0, vmax=1.0, cmap="Blues")
+            axis.set_xticks(
+                range(k), labels, rotation=45 if tilt else 0, ha="right" if tilt else "center"
+            )
+            axis.set_yticks(range(k), labels)
+            axis.set_xlabel("judge verdict")
+            axis.set_ylabel("truth (human)")
+            axis.set_title(title, fontsize=9)
+            if annotate:
+                for (t, v), value in np.ndenumerate(matrix):
+                    text = "—" if np.isnan(value) else f"{value:.2f}"
+                    colour = "white" if value > 0.6 else "black"
+                    axis.text(v, t, text, ha="center", va="center", color=colour, fontsize=8)
+
+    size = 1.2 + 0.55 * k
+    return _grid_png(draw, shown, size + 0.6, size + 0.4)
+
+
+def _cut(name: str, most: int = 24) -> str:
+    """Return ``name``, cut to ``most`` characters with an ellipsis."""
+    return name if len(name) <= most else name[: most - 1] + "…"
+
+
+def _categories_figure(frame: pd.DataFrame) -> bytes:
+    """Naive p̂, corrected θ̂ and Bayesian θ per category, one panel per group."""
+    titles = _group_titles(frame)
+    k = int(
+        (
+            frame["system"].eq(frame["system"].iloc[0])
+            & frame["stratum"].eq(frame["stratum"].iloc[0])
+        ).sum()
+    )
+    shown = min(len(titles), CONFUSION_PANELS_MAX)
+    long = []
+    for col, label in (("naive", "naive p̂ (not θ)"), ("corrected", "corrected θ̂"),
+                       ("bayes", "Bayesian")):  # fmt: skip
+        if col in frame:
+            part = pd.DataFrame({
+                "system": [plain_label(c) for c in frame["category"]],
+                "stratum": np.repeat(np.arange(len(titles)), k),
+                "method": label, "estimate": frame[col].to_numpy(float),
+                "lower": frame[f"{col}_lower"].to_numpy(float),
+                "upper": frame[f"{col}_upper"].to_numpy(float),
+            })  # fmt: skip
+            long.append(part)
+    long = pd.concat(long, ignore_index=True)
+
+    def draw(axes):
+        for i, (axis, title) in enumerate(zip(axes, titles[:shown], strict=True)):
+            plot_theta_forest(long[long["stratum"] == i], ax=[axis], xlabel="share of the category")
+            axis.set_title(title, fontsize=9)
+            legend = axis.get_legend()
+            if i and legend is not None:  # one legend is enough
+                legend.remove()
+
+    return _grid_png(draw, shown, 4.2, 0.5 * k + 1.6, columns=3)
+
+
+def _scores_figure(scores: pd.DataFrame, score_range) -> bytes:
+    """Draw the score per system: naive, corrected and Bayesian, one panel per stratum."""
+    long = []
+    for col, label in (("corrected", "corrected"), ("bayes", "Bayesian")):
+        if col in scores:
+            part = scores[["system", "stratum"]].copy()
+            part["system"] = part["system"].astype(str)
+            part["method"] = label
+            part["estimate"] = scores[col].to_numpy(float)
+            part["lower"], part["upper"] = scores[f"{col}_lower"], scores[f"{col}_upper"]
+            long.append(part)
+    naive = scores[["system", "stratum"]].copy()
+    naive["system"] = naive["system"].astype(str)
+    naive["method"] = "naive (not corrected)"
+    naive["estimate"] = naive["lower"] = naive["upper"] = scores["naive"].to_numpy(float)
+    long = pd.concat([naive, *long], ignore_index=True)
+    panels = long["stratum"].nunique()
+    n_systems = long["system"].nunique()
+    low, high = score_range if score_range is not None else (0.0, 1.0)
+    pad = 0.02 * (high - low or 1.0)
+
+    def draw(axes):
+        plot_theta_forest(long, ax=axes, xlabel="mean score")
+        for axis in axes:
+            axis.set_xlim(low - pad, high + pad)
+
+    return _png(draw, panels, min(4.2 * panels, 16), 0.55 * n_systems + 1.8)

@@ -107,6 +107,16 @@ class _Context:
         return self.fit is not None
 
     @property
+    def clusters(self) -> bool:
+        """Whether some item was judged several times (repeated verdicts, ``has_clusters``)."""
+        return bool(getattr(self.counts, "has_clusters", False))
+
+    @property
+    def labelled_repeats(self) -> bool:
+        """Whether labelled items were judged several times (``calibration_clusters``)."""
+        return getattr(self.counts, "calibration_clusters", None) is not None
+
+    @property
     def random(self) -> bool:
         """Whether the labelled items are a random subset of the judged ones (random design)."""
         return self.counts.design == "random"
@@ -399,6 +409,16 @@ def _write_design(s: ReportSection, c: _Context) -> None:
                     + "."
                 ),
             ])  # fmt: skip
+        elif c.clusters:
+            s.text(
+                "**Repeated verdicts, unpaired comparisons**: items were judged several times "
+                "(repeated verdicts of an item, e.g. epochs), so every interval treats the "
+                "items, not the verdicts, as the independent units (a cluster-robust variance "
+                "or a bootstrap of items with all their verdicts). Repeated verdicts carry no "
+                "joint verdict table, so comparisons treat the systems' test sets as "
+                "independent: conservative when the systems answered the same items and "
+                "their correctness is positively correlated."
+            )
         else:
             s.text(
                 "**Unpaired design**: no item ids link the systems' test items (no joint verdict "
@@ -463,8 +483,15 @@ def _write_pooling_check(s: ReportSection, c: _Context) -> None:
 def _write_intervals(s: ReportSection, c: _Context) -> None:
     """3. Which estimator gives each interval and which randomness it carries."""
     s.text(f"Every interval has probability {c.pct}.")
+    naive = (
+        "**naive p̂ = Σk/Σr (the share of verdicts judged correct) with a cluster-robust Wilson "
+        "interval** (`bayesjudge.core.cluster.cluster_wilson`: Wilson at the effective sample "
+        "size p̂(1 − p̂)/V, V the variance of a ratio of cluster sums over items)"
+        if c.clusters
+        else "**naive p̂ with Wilson interval**"
+    )
     items = [
-        "**naive p̂ with Wilson interval**: carries test-set sampling only, and is an interval "
+        f"{naive}: carries test-set sampling only, and is an interval "
         "for p, not θ — its coverage of θ can be near 0.",
         _CORRECTED_TEXT.get(
             c.method,
@@ -489,30 +516,19 @@ def _write_intervals(s: ReportSection, c: _Context) -> None:
     items.append(
         "**q0, q1 with Wilson intervals; J and ΔJ with Newcombe's hybrid score interval**: carry "
         "calibration sampling only (the diagnostic question is how well the judge is known)."
+        + (
+            " Labelled items were judged several times: q̂0, q̂1 count verdicts, and the q0, "
+            "q1, J intervals of section 5 and the low-J warning use Kish's effective counts "
+            "(`bayesjudge.core.cluster.calibration_effective_counts`: the number of "
+            "independent verdicts with the same variance), so that they count items, not "
+            "verdicts. The ΔJ intervals and the calibration-design rule of section 6 still "
+            "count verdicts as labelled items and are too narrow."
+            if c.labelled_repeats
+            else ""
+        )
     )
     if c.n_systems > 1:
-        items.append(
-            "**Frequentist Δθ** "
-            f"(`{c.settings.get('frequentist comparison', 'bayesjudge.compare: not run')}`): "
-            + (
-                (
-                    "a paired bootstrap that resamples items (keeping each item's verdicts on "
-                    "all systems together) and the calibration sets"
-                    if c.has_joint
-                    else "a bootstrap that resamples each system's test set and the "
-                    "calibration sets independently"
-                )
-                if c.settings.get("frequentist method") == "bootstrap"
-                else "a normal interval with Fiedler's delta-method standard error (App. B), "
-                "which carries test-set and calibration sampling"
-                + (" and the pairing of verdicts on shared items" if c.has_joint else "")
-            )
-            + (
-                "; with shared calibration the common calibration draw enters both systems."
-                if "system" in c.shared
-                else "."
-            )
-        )
+        items.append(_frequentist_comparison_text(c))
     if c.bayes:
         items.append(
             "**Bayesian posterior** (`bayesjudge.fit`, "
@@ -522,6 +538,13 @@ def _write_intervals(s: ReportSection, c: _Context) -> None:
             "judges). Differences are taken draw by draw, so they keep the posterior "
             "correlation of the two systems; P(θ_a > θ_b) is the posterior share of draws with "
             "θ_a > θ_b."
+            + (
+                " For repeated verdicts of an item the fit is the item-effect model: each item "
+                "has its own propensity to be called correct, so an item's verdicts are "
+                "correlated and the items, not the verdicts, carry the evidence."
+                if c.clusters
+                else ""
+            )
         )
     else:
         items.append(
@@ -530,8 +553,13 @@ def _write_intervals(s: ReportSection, c: _Context) -> None:
             "or pass `fit=bj.fit(counts, ...)`."
         )
     items.append(
-        "No interval here carries repeated judge runs (one verdict per item) or the choice of "
-        "which items were labelled beyond random sampling; they assume "
+        (
+            "The closed-form intervals treat an item's repeated verdicts as one cluster; none "
+            "carries the choice of which items were labelled beyond random sampling; they assume "
+            if c.clusters
+            else "No interval here carries repeated judge runs (one verdict per item) or the "
+            "choice of which items were labelled beyond random sampling; they assume "
+        )
         + (
             "the labelled items are a random subset of the judged items."
             if c.random
@@ -539,6 +567,46 @@ def _write_intervals(s: ReportSection, c: _Context) -> None:
         )
     )
     s.bullets(items)
+
+
+def _frequentist_comparison_text(c: _Context) -> str:
+    """Return the bullet of section 3 naming the frequentist Δθ and the randomness it carries."""
+    return (
+        "**Frequentist Δθ** "
+        f"(`{c.settings.get('frequentist comparison', 'bayesjudge.compare: not run')}`): "
+        + (
+            (
+                "a paired bootstrap that resamples items (keeping each item's verdicts on "
+                "all systems together) and the calibration sets"
+                if c.has_joint
+                else "a bootstrap that resamples each system's test set and the "
+                "calibration sets independently"
+            )
+            if c.settings.get("frequentist method") == "bootstrap"
+            else (
+                "a bootstrap that resamples each system's test items with all their "
+                "verdicts, and the calibration "
+                + ("items with all their verdicts" if c.labelled_repeats else "sets")
+            )
+            if c.settings.get("frequentist method") == "cluster-bootstrap"
+            else (
+                "a normal interval with a cluster-robust delta-method standard error "
+                "(`bayesjudge.core.cluster.cluster_difference_delta`: each system's p̂ with "
+                "the variance of a ratio of cluster sums over items"
+                + (", q̂0 and q̂1 likewise over labelled items" if c.labelled_repeats else "")
+                + "), which carries test-set and calibration sampling"
+            )
+            if c.settings.get("frequentist method") == "cluster-delta"
+            else "a normal interval with Fiedler's delta-method standard error (App. B), "
+            "which carries test-set and calibration sampling"
+            + (" and the pairing of verdicts on shared items" if c.has_joint else "")
+        )
+        + (
+            "; with shared calibration the common calibration draw enters both systems."
+            if "system" in c.shared
+            else "."
+        )
+    )
 
 
 def _write_accuracy(s: ReportSection, c: _Context) -> None:
@@ -619,8 +687,10 @@ def _write_judge(s: ReportSection, c: _Context) -> None:
         "the labels, e.g. `--positive`, are not swapped); for 0 < J < "
         f"{LOW_J_THRESHOLD:g} the amplification exceeds 5×."
     )
+    effective = " on effective counts (labelled items judged several times)"
     s.table("judge", f"Judge quality per system and stratum with {c.pct} intervals "
-            "(closed form: Wilson for q0, q1, Newcombe for J; Bayesian: ETI).")  # fmt: skip
+            f"(closed form: Wilson for q0, q1, Newcombe for J"
+            f"{effective if c.labelled_repeats else ''}; Bayesian: ETI).")  # fmt: skip
     if "calibration_scale" in c.tables:
         s.text(
             "Hierarchical calibration: σ is the spread of the groups' logit q0 and logit q1 "

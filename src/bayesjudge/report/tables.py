@@ -19,10 +19,14 @@ from itertools import combinations
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
 from bayesjudge.compare import compare
+from bayesjudge.core._validation import two_sided_z
+from bayesjudge.core.cluster import calibration_effective_counts, cluster_wilson
+from bayesjudge.core.kernels import linear_combination_interval, wilson_limits
 from bayesjudge.core.naive import naive
 from bayesjudge.core.youden import youden, youden_difference
 from bayesjudge.data import JudgeCounts
@@ -118,6 +122,8 @@ _SETTINGS_TEXT = {
 
 #: The header of the ratio of the corrected interval's width to the human-only one's.
 WIDTH_RATIO_LABEL = "width: corrected / human-only"
+#: The naive column's header for repeated verdicts of an item.
+CLUSTER_NAIVE_LABEL = "naive p̂ = Σk/Σr [cluster-robust Wilson]"
 
 
 def fit_estimand(fit) -> str:
@@ -146,7 +152,10 @@ def theta_table(counts, alpha, fit, ci_prob, collected) -> pd.DataFrame:
     estimand = fit_estimand(fit)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", BayesJudgeWarning)
-        naive_est = estimate(counts, method="naive", alpha=alpha)
+        if counts.has_clusters:  # Σk/Σr with a cluster-robust interval
+            naive_est = _cluster_naive(counts, alpha)
+        else:
+            naive_est = estimate(counts, method="naive", alpha=alpha)
         corrected = estimate(counts, method=None, alpha=alpha)
         if estimand == "test-set" and corrected.attrs["method"] == "likelihood":
             # The test-set θ has a closed form only for the random design's likelihood.
@@ -185,10 +194,43 @@ def theta_table(counts, alpha, fit, ci_prob, collected) -> pd.DataFrame:
         method=method,
         estimand=estimand,
         closed_form_estimand=str(corrected.attrs["estimand"]),
-        headers={"corrected": header, "human": HUMAN_LABELS[0], "width_ratio": WIDTH_RATIO_LABEL},
+        headers={
+            "corrected": header,
+            "human": HUMAN_LABELS[0],
+            "width_ratio": WIDTH_RATIO_LABEL,
+            **({"naive": CLUSTER_NAIVE_LABEL} if counts.has_clusters else {}),
+        },
         labels={"corrected": label, "human": HUMAN_LABELS[1]},
     )
     return frame
+
+
+def _cluster_naive(counts, alpha) -> xr.Dataset:
+    """Return the naive column of repeated verdicts: p̂ = Σk/Σr, cluster-robust Wilson interval.
+
+    :func:`~bayesjudge.core.cluster.cluster_wilson` per (system, stratum); NaN without test
+    items (as ``estimate(method="naive")``).
+    """
+    table = _cluster_test_tables(counts)
+    has = table.sum(axis=(-2, -1)) > 0
+    point, lower, upper = (np.full(has.shape, np.nan) for _ in range(3))
+    if has.any():
+        res = cluster_wilson(table[has], alpha=alpha)
+        point[has], lower[has], upper[has] = res.estimate, res.lower, res.upper
+    dims = ("system", "stratum")
+    return xr.Dataset(
+        {"estimate": (dims, point), "ci": ((*dims, "ci_bound"), np.stack([lower, upper], -1))},
+        coords={"system": counts.systems, "stratum": counts.strata,
+                "ci_bound": ["lower", "upper"]},
+    )  # fmt: skip
+
+
+def _cluster_test_tables(counts) -> np.ndarray:
+    """Return the test cluster tables (system, stratum, R, R + 1); r = 1 where none is stored."""
+    if counts.clusters is not None:
+        return counts.clusters.transpose("system", "stratum", "repeats", "positives").values
+    n, k = (counts.dataset[v].transpose("system", "stratum").values for v in ("n", "k"))
+    return np.stack([n - k, k], axis=-1)[..., None, :]
 
 
 def _posterior_stats(fit, name, ci_prob, counts):
@@ -205,9 +247,16 @@ def _posterior_stats(fit, name, ci_prob, counts):
 def judge_table(counts, alpha, fit, ci_prob) -> pd.DataFrame:
     """q0, q1 and J per system and stratum: closed form and, with a fit, Bayesian rows."""
     rows = []
-    for _, _, system, stratum, c in _groups(counts):
+    effective = _effective_calibration(counts)
+    for i, j_index, system, stratum, c in _groups(counts):
         row = {"system": system, "stratum": stratum, "method": "closed form"}
         row["m0"], row["m1"] = c["m0"], c["m1"]
+        if effective is not None:
+            # Labelled items judged several times: the same q̂0, q̂1 and Newcombe's J on
+            # Kish's effective counts, so that the intervals count items, not verdicts.
+            row.update(_effective_judge_row(*(a[i, j_index] for a in effective), alpha))
+            rows.append(row)
+            continue
         for name, x, size in (("q0", c["tn"], c["m0"]), ("q1", c["tp"], c["m1"])):
             row[name], row[f"{name}_lower"], row[f"{name}_upper"] = _proportion(x, size, alpha)
         if c["m0"] and c["m1"]:
@@ -226,6 +275,36 @@ def judge_table(counts, alpha, fit, ci_prob) -> pd.DataFrame:
             bayes[name], bayes[f"{name}_lower"], bayes[f"{name}_upper"] = stats
         frame = pd.concat([frame, bayes], ignore_index=True)
     return frame
+
+
+def _effective_calibration(counts):
+    """Kish's effective ``(tn, m0, tp, m1)`` (system, stratum) of repeated labelled verdicts.
+
+    None when every labelled item has one verdict (the verdict counts are then exact).
+    """
+    if counts.calibration_clusters is None:
+        return None
+    dims = ("system", "stratum", "truth", "repeats", "positives")
+    return calibration_effective_counts(counts.calibration_clusters.transpose(*dims).values)
+
+
+def _effective_judge_row(tn, m0, tp, m1, alpha) -> dict:
+    """q0, q1 (Wilson) and J (Newcombe) with their intervals from effective counts."""
+    z = two_sided_z(alpha)
+    row = {}
+    for name, x, size in (("q0", tn, m0), ("q1", tp, m1)):
+        if size > 0:
+            lo, hi = wilson_limits(x, size, z)
+            row[name], row[f"{name}_lower"], row[f"{name}_upper"] = (
+                float(x / size), float(max(lo, 0.0)), float(min(hi, 1.0)))  # fmt: skip
+        else:
+            row[name] = row[f"{name}_lower"] = row[f"{name}_upper"] = np.nan
+    if m0 > 0 and m1 > 0:
+        j = linear_combination_interval([(tn, m0), (tp, m1)], (1, 1), -1.0, alpha, "newcombe", 1.0)
+        row["J"], row["J_lower"], row["J_upper"] = (float(v) for v in j)
+    else:
+        row["J"] = row["J_lower"] = row["J_upper"] = np.nan
+    return row
 
 
 def fit_tables(fit, counts, ci_prob, collected) -> dict[str, pd.DataFrame]:
@@ -534,7 +613,16 @@ def ppc_table(check, ci_prob: float, counts: JudgeCounts) -> pd.DataFrame:
                 for a, b in zip(frame["system"], frame["stratum"], strict=True)
             ]
             frame = frame[keep]
-        frame.insert(0, "variable", var)
+        label = pd.Series(var, index=frame.index)
+        if "repeats" in frame:  # an item-effect cluster table: one row per (r, j) cell
+            keys = [d for d in ("system", "stratum", "label", "repeats") if d in frame]
+            frame = frame[frame.groupby(keys)["observed"].transform("sum") > 0]
+            truth = "truth " + frame["label"].astype(str) + ", " if "label" in frame else ""
+            label = (
+                var + " [" + truth + "items judged " + frame["repeats"].astype(str)
+                + "× with " + frame["positives"].astype(str) + " correct]"
+            )  # fmt: skip
+        frame.insert(0, "variable", label)
         frames.append(frame)
     out = pd.concat(frames, ignore_index=True)
     for dim in ("system", "stratum"):
@@ -590,7 +678,7 @@ def bottom_line_table(
             for suffix in ("", "_lower", "_upper"):
                 row[f"theta{suffix}"] = float(part[f"{column}{suffix}"].to_numpy(float)[position])
             nxt = names[rank + 1] if rank + 1 < len(names) else None
-            row.update(_next_step(names[rank], nxt, at, freq_at, freq_stratum, ci_prob))
+            row.update(next_step(names[rank], nxt, at, freq_at, freq_stratum, ci_prob))
             rows.append(row)
     frame = pd.DataFrame(rows)
     if fit is None:
@@ -628,7 +716,7 @@ def _freq_pairs(freq) -> dict:
     return {(a, b): freq.isel(pair=i) for i, (a, b) in enumerate(zip(first, second, strict=True))}
 
 
-def _next_step(this, nxt, draws, freq_at, stratum, ci_prob) -> dict:
+def next_step(this, nxt, draws, freq_at, stratum, ci_prob) -> dict:
     """Δθ from ``this`` system to the next in rank, P(θ_this > θ_next) and whether settled.
 
     ``draws`` are the group's θ draws (chain, draw, system) with a fit, else None: then the
@@ -738,6 +826,11 @@ def reproducibility_settings(
         if counts.design == "random"
         else ""
     )
+    naive = (
+        "naive p̂ = Σk/Σr with a cluster-robust Wilson interval (cluster_wilson)"
+        if counts.has_clusters
+        else "naive p̂ with Wilson interval"
+    )
     out = {
         "bayesjudge version": __version__,
         "date (UTC)": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M:%S"),
@@ -746,8 +839,8 @@ def reproducibility_settings(
         "interval probability (1 - alpha)": f"{1 - alpha:g}",
         "labelling design": counts.design,
         "estimand": attrs.get("estimand", "population"),
-        "closed forms": f"naive p̂ with Wilson interval; {corrected}{human}; q0, q1 Wilson; "
-        "J, ΔJ Newcombe",
+        "closed forms": f"{naive}; {corrected}{human}; q0, q1 Wilson; J, ΔJ Newcombe"
+        + ("; q0, q1, J on effective counts" if counts.calibration_clusters is not None else ""),
         "report random_seed": random_seed,
     }
     if comparison is not None:
@@ -766,7 +859,8 @@ def reproducibility_settings(
     else:
         c = fit.config
         out["Bayesian fit"] = (
-            f"method={c.get('method', 'mcmc')!r}, calibration={c['calibration']!r}, "
+            (f"model={c['model']!r}, " if c.get("model") else "")
+            + f"method={c.get('method', 'mcmc')!r}, calibration={c['calibration']!r}, "
             f"pool_over={c.get('pool_over')}, aggregate={c.get('aggregate')!r}"
             + (f", paired={c['paired']}" if "paired" in c else "")
         )

@@ -1,4 +1,4 @@
-"""K-category coverage study: the closed-form intervals and the bootstrap (issue 16).
+"""K-category coverage study: closed-form intervals, the bootstrap and the posterior (issue 16).
 
 One grid per run (``grid=``), each over the judge's accuracy, a shape parameter of the truth
 distribution, the test size ``n`` and the calibration size ``m`` (labelled items per true
@@ -14,10 +14,14 @@ category, the stratified design):
     grade with probability ``accuracy`` and otherwise moves it by one grade (weight 3/4) or
     two (1/4) (``_rubric_confusion``). Score: the mean grade.
 
-Methods (:data:`METHODS`; the hook where later methods such as the posterior join): the
-score-type delta interval (``"delta"``, the default of ``estimate_categorical``), the plain
-Wald interval (``"wald"``) and the percentile bootstrap (``"bootstrap"``), all on the same
-data. Measured per category and for the score: coverage with its Monte Carlo SE, mean width.
+Methods (:data:`METHODS`): the score-type delta interval (``"delta"``, the default of
+``estimate_categorical``), the plain Wald interval (``"wald"``), the percentile bootstrap
+(``"bootstrap"``) and the equal-tailed credible interval of the separate-calibration
+Bayesian model with ``bj.fit``'s flat Dirichlet priors (``"posterior"``), drawn by the exact
+importance sampler of :mod:`bayesjudge.core.categorical_posterior` (a data set whose
+effective sample size is below :data:`POSTERIOR_MIN_ESS` is drawn again with more
+proposals), all on the same data. Measured per category and for the score: coverage with
+its Monte Carlo SE, mean width.
 Goal (:func:`goals`): coverage within nominal ± 3 nominal MC-SE at every design point.
 
 Seeding: every design point has its own streams (data; methods) derived from
@@ -38,6 +42,7 @@ import pandas as pd
 import xarray as xr
 
 from bayesjudge.core.categorical import bootstrap_linear, categorical_interval, confusion_condition
+from bayesjudge.core.categorical_posterior import posterior_summary
 from bayesjudge.studies._framework import (
     StudyResult,
     check_grid,
@@ -66,8 +71,12 @@ __all__ = [
 
 NAME = "categorical"
 DEFAULT_SEED = 20_261_127
-#: Interval methods; a later method (e.g. the posterior) adds a function to _METHODS.
-METHODS = ("delta", "wald", "bootstrap")
+#: Interval methods, each a function in _METHODS.
+METHODS = ("delta", "wald", "bootstrap", "posterior")
+#: The posterior's importance sampler redraws a data set whose effective sample size is below
+#: this, with more proposals (up to the run's ``max_draws``).
+POSTERIOR_MIN_ESS = 200
+_SAMPLER = ("posterior_ess_min", "posterior_low_ess_share", "posterior_draws_mean")
 #: The two grids: judge accuracy, ``shape`` (the tie rate; for the rubric, the share of grade
 #: 1, which picks one of two grade distributions), test size n, labelled items m per truth.
 GRIDS = {
@@ -77,7 +86,7 @@ GRIDS = {
 }  # fmt: skip
 CATEGORIES = {"preference": ("A", "tie", "B"), "rubric": ("1", "2", "3", "4", "5")}
 QUICK_REPS = 100
-QUICK_OPTIONS = {"n_resamples": 200}
+QUICK_OPTIONS = {"n_resamples": 200, "draws": 500}
 _RUBRICS = {
     0.05: np.array([0.05, 0.1, 0.2, 0.35, 0.3]),
     0.02: np.array([0.02, 0.03, 0.1, 0.25, 0.6]),
@@ -139,7 +148,22 @@ def _bootstrap(x, c, weights, alpha, rng, options):
     return np.concatenate(lower), np.concatenate(upper)
 
 
-_METHODS = {"delta": _closed("score"), "wald": _closed("wald"), "bootstrap": _bootstrap}
+def _posterior(x, c, weights, alpha, rng, options):
+    res = posterior_summary(
+        x, c, weights, alpha=alpha, draws=options["draws"], max_draws=options["max_draws"],
+        min_ess=POSTERIOR_MIN_ESS, random_seed=rng, warn=False,
+    )  # fmt: skip
+    # The sampler's diagnostics go back through the options (the methods share a signature).
+    options["ess"], options["used"] = res.ess, res.draws
+    return res.lower, res.upper
+
+
+_METHODS = {
+    "delta": _closed("score"),
+    "wald": _closed("wald"),
+    "bootstrap": _bootstrap,
+    "posterior": _posterior,
+}
 
 
 def run(
@@ -151,6 +175,8 @@ def run(
     methods: Sequence[str] = METHODS,
     alpha: float = 0.05,
     n_resamples: int = 1000,
+    draws: int = 1000,
+    max_draws: int = 20_000,
     accuracy: Sequence[float] | None = None,
 ) -> StudyResult:
     """Run the K-category coverage study on one grid.
@@ -171,6 +197,12 @@ def run(
         One minus the nominal coverage.
     n_resamples : int, default 1000
         Bootstrap resamples per data set.
+    draws : int, default 1000
+        Proposals of the posterior's importance sampler per data set
+        (:func:`~bayesjudge.core.categorical_posterior.posterior_summary`).
+    max_draws : int, default 20000
+        At most this many where the effective sample size stays below
+        :data:`POSTERIOR_MIN_ESS` (the data set is drawn again with more proposals).
     accuracy : sequence of float, optional
         A subset of the grid's judge accuracies (default: all).
 
@@ -181,7 +213,9 @@ def run(
         target)``, ``target`` = the categories and ``score`` (A's win rate with ties counted
         half; the mean grade); variables ``coverage``, ``width`` with ``_mcse``, ``truth``,
         ``undefined_share`` (replications with a singular Ĉ, scored as covered by the whole
-        range) and ``amplification`` (median 1/σ_min of Ĉ over the replications).
+        range) and ``amplification`` (median 1/σ_min of Ĉ over the replications); with the
+        posterior also ``posterior_ess_min``, ``posterior_low_ess_share`` (replications whose
+        ESS stayed below :data:`POSTERIOR_MIN_ESS`) and ``posterior_draws_mean``.
 
     Examples
     --------
@@ -202,6 +236,8 @@ def run(
         design["accuracy"] = check_grid("accuracy", accuracy, low=0, high=1, low_open=True)
     alpha = check_number("alpha", alpha, low=0, high=1, low_open=True, high_open=True)
     n_resamples = check_number("n_resamples", n_resamples, low=100, integer=True)
+    draws = check_number("draws", draws, low=100, integer=True)
+    max_draws = check_number("max_draws", max_draws, low=draws, integer=True)
     coords = {key: list(design[key]) for key in ("accuracy", "shape", "n", "m")}
     coords |= {"method": list(methods), "target": [*CATEGORIES[grid], "score"]}
     dims = tuple(coords)
@@ -209,6 +245,7 @@ def run(
     names = ("coverage", "coverage_mcse", "width", "width_mcse", "truth", "undefined_share")
     out = {name: np.full(shape, np.nan) for name in names}
     amplification = np.full(shape[:4], np.nan)
+    sampler = {name: np.full(shape[:4], np.nan) for name in _SAMPLER}
     seconds = dict.fromkeys(methods, 0.0)
     points = list(itertools.product(*(range(s) for s in shape[:4])))
     bar = progress_bar(len(points), f"study {NAME}-{grid}", progress)
@@ -224,12 +261,19 @@ def run(
         ok = ~cond.singular
         amplification[idx] = np.median(cond.amplification)
         for i_m, name in enumerate(methods):
-            start = time.perf_counter()
+            start = time.process_time()
             lower = np.tile(weights.min(-1), (reps, 1))
             upper = np.tile(weights.max(-1), (reps, 1))
+            options = {"n_resamples": n_resamples, "draws": draws, "max_draws": max_draws}
             lower[ok], upper[ok] = _METHODS[name](x[ok], c[ok], weights, alpha, method_rng,
-                                                  {"n_resamples": n_resamples})  # fmt: skip
-            seconds[name] += time.perf_counter() - start
+                                                  options)  # fmt: skip
+            seconds[name] += time.process_time() - start
+            if name == "posterior":
+                sampler["posterior_ess_min"][idx] = options["ess"].min()
+                sampler["posterior_low_ess_share"][idx] = (
+                    options["ess"] < POSTERIOR_MIN_ESS
+                ).sum() / reps
+                sampler["posterior_draws_mean"][idx] = options["used"].mean()
             covered = (lower <= truth) & (truth <= upper)
             width = upper - lower
             cell = (*idx, i_m)
@@ -242,11 +286,16 @@ def run(
         bar.update()
     data_vars = {name: (dims, arr) for name, arr in out.items()}
     data_vars["amplification"] = (dims[:4], amplification)
+    if "posterior" in methods:
+        data_vars |= {name: (dims[:4], arr) for name, arr in sampler.items()}
     table = xr.Dataset(data_vars, coords=coords)
     table.attrs = study_attrs(
         f"{NAME}-{grid}", reps=reps, random_seed=random_seed, grid=grid, methods=list(methods),
         design={key: list(v) for key, v in design.items()}, alpha=float(alpha),
         ci_prob=1.0 - float(alpha), n_resamples=int(n_resamples),
+        posterior=("separate-calibration model, flat Dirichlet priors (bj.fit's defaults); "
+                   "exact importance sampler, equal-tailed interval"),
+        draws=int(draws), max_draws=int(max_draws), posterior_min_ess=POSTERIOR_MIN_ESS,
         theta=("((1 - t) 0.6, t, (1 - t) 0.4), t = shape" if grid == "preference"
                else {str(key): v.tolist() for key, v in _RUBRICS.items()}),
         confusion=("right with prob. accuracy; a wrong decisive verdict is a tie 2/3 of the time"
@@ -256,6 +305,7 @@ def run(
         score=("win rate of A, ties half (1, 0.5, 0)" if grid == "preference"
                else "mean grade (1..5)"),
     )  # fmt: skip
+    # CPU seconds per method (process time: wall time means little on a shared machine)
     table.attrs["seconds"] = json.dumps({key: round(v, 3) for key, v in seconds.items()})
     table.attrs["goals"] = goals(table).to_json(orient="records")
     return StudyResult(f"{NAME}-{grid}", table, plot)

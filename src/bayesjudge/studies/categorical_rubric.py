@@ -1,4 +1,4 @@
-"""K-category coverage on the K = 5 rubric grid (grades 1-5): delta, Wald, bootstrap.
+"""K-category coverage on the K = 5 rubric grid (grades 1-5): delta, Wald, bootstrap, posterior.
 
 ``bayesjudge study categorical-rubric``: :func:`bayesjudge.studies.categorical.run` with
 ``grid="rubric"`` (the module holds the study; this one names the grid for the registry).
