@@ -364,7 +364,7 @@ def test_numeric_lookalike_labels_are_refused(run_cli, one_error_line, tmp_path)
     test, cal = _write(
         tmp_path,
         "system",
-        ["1", "01", "2"],
+        ["2", "02", "3"],  # not 1/0: those the binary reader takes as correct/incorrect
         {"s": [5, 5, 5]},
         {"s": [[3, 1, 0], [1, 3, 1], [0, 1, 3]]},
         "look",
@@ -372,7 +372,23 @@ def test_numeric_lookalike_labels_are_refused(run_cli, one_error_line, tmp_path)
     code, _, err = run_cli(["estimate", "--test", test, "--calibration", cal])
     assert code == 2
     line = one_error_line(err)
-    assert "'1' and '01'" in line and "look alike" in line
+    assert "'2' and '02'" in line and "look alike" in line
+
+
+def test_a_binary_column_with_one_stray_value_stays_binary(run_cli, one_error_line, tmp_path):
+    # "1", "1.0" (both correct to the binary reader) and a stray "maybe": the binary reader's
+    # error names "maybe", rather than three look-alike categories.
+    test, cal = _write(
+        tmp_path,
+        "system",
+        ["1", "1.0", "maybe"],
+        {"s": [5, 5, 5]},
+        {"s": [[3, 1, 0], [1, 3, 1], [0, 1, 3]]},
+        "stray",
+    )
+    code, _, err = run_cli(["estimate", "--test", test, "--calibration", cal])
+    assert code == 2
+    assert "labels that are not recognised: 'maybe'" in one_error_line(err)
 
 
 def test_label_outside_categories_lists_found_and_allowed(run_cli, one_error_line, preference):

@@ -26,6 +26,7 @@ from bayesjudge._text import terminal_safe
 from bayesjudge.cli._common import UsageError, is_harness_log, read_counts
 from bayesjudge.data import CategoricalCounts, JudgeCounts, as_frame
 from bayesjudge.data.category_labels import infer_categories, label_key, lookalikes, plain_label
+from bayesjudge.data.labels import classify
 
 #: How many label values an error message lists before "and N more".
 _SHOWN = 20
@@ -194,7 +195,7 @@ def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
     if args.positive is not None:
         _check_positive(args, categories, found)
         return read_counts(args)
-    if categories is None and len(judge) <= 2 and len(human) <= 2:
+    if categories is None and _binary_classes(judge) <= 2 and _binary_classes(human) <= 2:
         if getattr(args, "ordered", False):
             raise UsageError(
                 "--ordered is for K-category labels; these label columns hold two values each, "
@@ -211,6 +212,24 @@ def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
             )
         return read_counts(args)
     return _categorical_counts(args, categories, found)
+
+
+def _binary_classes(labels: dict) -> int:
+    """Count distinct labels once those the binary reader recognises are merged into 0 and 1.
+
+    ``'1'``, ``'1.0'``, ``'yes'`` and ``True`` are one class, so a correct/incorrect column with
+    one stray value ("1", "1.0", "maybe") stays binary, and the binary reader's error names the
+    stray value rather than calling the column three categories.
+    """
+    classes = set()
+    for key, label in labels.items():
+        try:
+            mapping, _ = classify({label: 1}, "label", "table", None)
+        except ValueError:  # not a binary label
+            classes.add(key)
+        else:
+            classes.add(("binary", mapping[label]))
+    return len(classes)
 
 
 def _check_positive(args, categories, found) -> None:

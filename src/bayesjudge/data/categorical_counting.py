@@ -452,16 +452,31 @@ def _test_rows_with_ids(test: _Source, calib: _Source, roles, groups, item, labe
 
 def _check_unique_ids(source: _Source, groups: dict, item: str) -> None:
     """Refuse an item id that occurs twice for one system (it would be counted twice)."""
-    rows = _item_rows(source, {}, groups, item)
-    seen = Counter(
-        zip(rows[KEY_COLUMN.format("system")], rows[KEY_COLUMN.format("item")], strict=True)
+    # On the engine (a lazy DuckDB/Dask/Spark table stays lazy): only repeated ids come back.
+    keys = [KEY_COLUMN.format("item")]
+    exprs = [_id_expr(source, item, keys[0])]
+    if groups["system"] is not None:
+        keys.insert(0, KEY_COLUMN.format("system"))
+        exprs.insert(0, _id_expr(source, groups["system"], keys[0]))
+    twice = (
+        source.frame.select(*exprs)
+        .filter(~nw.col(keys[-1]).is_null())
+        .group_by(*keys)
+        .agg(nw.len().alias(ROWS_COLUMN))
+        .filter(nw.col(ROWS_COLUMN) > 1)
     )
-    repeated = [(s, i, c) for (s, i), c in seen.items() if c > 1 and not is_blank(i)]
+    rows = twice.head(MAX_GROUPS_SHOWN).collect().to_dict(as_series=False)
+    repeated = [
+        (rows[keys[0]][n] if len(keys) > 1 else DEFAULT_LABEL, rows[keys[-1]][n], c)
+        for n, c in enumerate(rows[ROWS_COLUMN])
+    ]
+    repeated = [(s, i, c) for s, i, c in repeated if not is_blank(i)]
     if repeated:
+        total = int(twice.select(nw.len()).collect().item())
         shown = ", ".join(f"{i!r} (system {s!r}, {c} rows)" for s, i, c in repeated[:5])
         raise ValueError(
             f"Item ids in column {item!r} of the {source.where} must be unique within each "
-            f"system; {len(repeated)} repeat: {shown}{' …' if len(repeated) > 5 else ''}. "
+            f"system; {total} repeat: {shown}{' …' if total > len(repeated) else ''}. "
             f"Remove the duplicate rows, or give distinct items distinct ids (repeated "
             f"verdicts of an item are not supported for K categories yet: keep one verdict "
             f"per item, e.g. the first epoch)."
