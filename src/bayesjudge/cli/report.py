@@ -149,16 +149,7 @@ def run(args) -> int:
         "target_width": args.target_width,
     }
     report = write_report(fit_result if fit_result is not None else counts, None, **options)
-    try:  # all files at once: an interrupted or failed write leaves --out as it was
-        with staged_folder(out) as staging:
-            written = report.save(staging)
-    except OSError as err:
-        where = terminal_safe(err.filename or out)
-        raise UsageError(
-            f"--out {terminal_safe(out)}: cannot write {where} ({err.strerror})."
-        ) from None
-    report.paths = {kind: out / Path(path).name for kind, path in written.items()}
-    WRITTEN.extend(str(path) for path in report.paths.values())
+    _save(report, out)
     if fit_result is None:
         bayes = "no Bayesian fit"
     else:
@@ -232,6 +223,23 @@ def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+def _save(report, out: Path) -> None:
+    """Write the report's files to --out at once and record the paths written.
+
+    The files are staged, so an interrupted or failed write leaves --out as it was.
+    """
+    try:
+        with staged_folder(out) as staging:
+            written = report.save(staging)
+    except OSError as err:
+        where = terminal_safe(err.filename or out)
+        raise UsageError(
+            f"--out {terminal_safe(out)}: cannot write {where} ({err.strerror})."
+        ) from None
+    report.paths = {kind: out / Path(path).name for kind, path in written.items()}
+    WRITTEN.extend(str(path) for path in report.paths.values())
+
+
 def _report_method(args, counts, max_paired: int) -> tuple[str, dict]:
     """Resolve ``bayesjudge report --method``: return (method, extra fit options).
 
@@ -297,16 +305,7 @@ def _run_categorical(args, counts: CategoricalCounts, out: Path) -> int:
         None if fit_result is not None else counts, fit=fit_result, scores=scores,
         alpha=1 - args.ci_prob, n_resamples=args.n_resamples, random_seed=seed,
     )  # fmt: skip
-    try:  # all files at once: an interrupted or failed write leaves --out as it was
-        with staged_folder(out) as staging:
-            written = report.save(staging)
-    except OSError as err:
-        where = terminal_safe(err.filename or out)
-        raise UsageError(
-            f"--out {terminal_safe(out)}: cannot write {where} ({err.strerror})."
-        ) from None
-    report.paths = {kind: out / Path(path).name for kind, path in written.items()}
-    WRITTEN.extend(str(path) for path in report.paths.values())
+    _save(report, out)
     bayes = "no Bayesian fit" if fit_result is None else (
         f"Bayesian fit: mcmc ({args.calibration_design} calibration, {args.confusion} confusion)"
     )  # fmt: skip

@@ -28,6 +28,7 @@ __all__ = [
     "as_subcount",
     "broadcast",
     "check_alpha",
+    "check_categorical_counts",
     "check_design",
     "check_lr_alpha",
     "check_not_greater",
@@ -432,3 +433,24 @@ def check_lr_alpha(alpha) -> float:
             f">= {LR_MIN_ALPHA:g}, or method='bootstrap' with n_resamples >= 20 / alpha."
         )
     return alpha
+
+
+def check_categorical_counts(test, calibration):
+    """Validate test (…, K) and calibration (…, K, K) counts; return float arrays, broadcast."""
+    x = as_count("test", test)
+    c = as_count("calibration", calibration)
+    if x.ndim < 1 or x.shape[-1] < 2:
+        raise ValueError(
+            f"test must hold the verdict counts over K >= 2 categories on its last axis; got "
+            f"shape {x.shape}."
+        )
+    k = x.shape[-1]
+    if c.ndim < 2 or c.shape[-2:] != (k, k):
+        raise ValueError(
+            f"calibration must hold (..., K, K) counts, rows = truth and columns = verdict, with "
+            f"the K = {k} categories of test; got shape {c.shape}."
+        )
+    lead = np.broadcast_shapes(x.shape[:-1], c.shape[:-2])
+    x = np.broadcast_to(x, (*lead, k))
+    c = np.broadcast_to(c, (*lead, k, k))
+    return x, c

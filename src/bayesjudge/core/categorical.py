@@ -30,6 +30,7 @@ from bayesjudge.core._results import EstimateInterval, scalar_or_array
 from bayesjudge.core._validation import (
     as_count,
     check_alpha,
+    check_categorical_counts,
     check_design,
     check_resamples,
     check_seed,
@@ -115,27 +116,6 @@ class ConfusionCondition(NamedTuple):
 
 
 # --- validation ------------------------------------------------------------------------------
-
-
-def _counts(test, calibration):
-    """Validate test (…, K) and calibration (…, K, K) counts; return float arrays, broadcast."""
-    x = as_count("test", test)
-    c = as_count("calibration", calibration)
-    if x.ndim < 1 or x.shape[-1] < 2:
-        raise ValueError(
-            f"test must hold the verdict counts over K >= 2 categories on its last axis; got "
-            f"shape {x.shape}."
-        )
-    k = x.shape[-1]
-    if c.ndim < 2 or c.shape[-2:] != (k, k):
-        raise ValueError(
-            f"calibration must hold (..., K, K) counts, rows = truth and columns = verdict, with "
-            f"the K = {k} categories of test; got shape {c.shape}."
-        )
-    lead = np.broadcast_shapes(x.shape[:-1], c.shape[:-2])
-    x = np.broadcast_to(x, (*lead, k))
-    c = np.broadcast_to(c, (*lead, k, k))
-    return x, c
 
 
 def _where(mask: np.ndarray) -> str:
@@ -394,7 +374,7 @@ def rogan_gladen_categorical(test, calibration, *, project: bool = True) -> Cate
     >>> est.theta.round(4), bool(est.projected)
     (array([0.3282, 0.0769, 0.5949]), False)
     """
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     _require_sizes(x, c)
     _require_identified(confusion_condition(c))
     p, conf, raw = _raw(x, c)
@@ -466,7 +446,7 @@ def score_variance(test, calibration, scores, theta=None, *, calibration_smoothi
     >>> print(f"{v:.6f}")  # delta_method_variance(0.4, 0.7, 0.9, 1000, 200, 200)
     0.002727
     """
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     _require_sizes(x, c)
     _require_identified(confusion_condition(c))
     _p, conf, raw = _raw(x, c)
@@ -502,7 +482,7 @@ def categorical_covariance(test, calibration, theta=None) -> np.ndarray:
     >>> print(f"{cov[1, 1]:.6f}")
     0.002727
     """
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     _require_sizes(x, c)
     _require_identified(confusion_condition(c))
     p, conf, raw = _raw(x, c)
@@ -626,7 +606,7 @@ def categorical_interval(
     if method not in CATEGORICAL_INTERVALS:
         raise ValueError(f"method must be one of {list(CATEGORICAL_INTERVALS)}; got {method!r}.")
     z = two_sided_z(check_alpha(alpha))
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     _require_sizes(x, c)
     _require_identified(confusion_condition(c))
     _p, conf, raw = _raw(x, c)
@@ -761,7 +741,7 @@ def bootstrap_categorical(
     >>> ci.lower.round(2), ci.upper.round(2)
     (array([0.2 , 0.  , 0.45]), array([0.46, 0.22, 0.74]))
     """
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     k = x.shape[-1]
     weights = np.eye(k) if scores is None else _scores(scores, x.shape)[..., None, :]
     res = bootstrap_linear(
@@ -813,7 +793,7 @@ def bootstrap_linear(
     n_resamples = check_resamples(n_resamples, "bootstrap_categorical", alpha)
     calibration_design = check_design(calibration_design)
     rng = np.random.default_rng(check_seed(random_seed))
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     _require_sizes(x, c)
     _require_identified(confusion_condition(c))
     _, _, raw = _raw(x, c)
@@ -874,7 +854,7 @@ def categorical_loglik(test, calibration, theta, confusion):
     >>> print(f"{ll:.6f}")
     -3.660654
     """
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     theta = np.asarray(theta, dtype=float)
     conf = np.asarray(confusion, dtype=float)
     p = np.einsum("...ij,...i->...j", conf, theta)
@@ -936,8 +916,10 @@ def score_difference(
     if scores is None:
         raise ValueError("score_difference needs scores, one value per category.")
     z = two_sided_z(check_alpha(alpha))
-    xa, ca = _counts(test_a, calibration_a)
-    xb, cb = _counts(test_b, calibration_a if calibration_b is None else calibration_b)
+    xa, ca = check_categorical_counts(test_a, calibration_a)
+    xb, cb = check_categorical_counts(
+        test_b, calibration_a if calibration_b is None else calibration_b
+    )
     for x, c in ((xa, ca), (xb, cb)):
         _require_sizes(x, c)
         _require_identified(confusion_condition(c))
@@ -1002,8 +984,8 @@ def bootstrap_score_difference(
     calibration_design = check_design(calibration_design)
     rng = np.random.default_rng(check_seed(random_seed))
     shared = calibration_b is None
-    xa, ca = _counts(test_a, calibration_a)
-    xb, cb = _counts(test_b, calibration_a if shared else calibration_b)
+    xa, ca = check_categorical_counts(test_a, calibration_a)
+    xb, cb = check_categorical_counts(test_b, calibration_a if shared else calibration_b)
     for x, c in ((xa, ca), (xb, cb)):
         _require_sizes(x, c)
         _require_identified(confusion_condition(c))

@@ -35,7 +35,12 @@ from typing import NamedTuple
 import numpy as np
 
 from bayesjudge.core._results import EstimateInterval, scalar_or_array
-from bayesjudge.core._validation import as_count, check_alpha, check_design, check_seed
+from bayesjudge.core._validation import (
+    check_alpha,
+    check_categorical_counts,
+    check_design,
+    check_seed,
+)
 from bayesjudge.warnings import SmallSampleWarning
 
 __all__ = [
@@ -68,24 +73,6 @@ class CategoricalPosteriorDraws(NamedTuple):
     weights: np.ndarray
     ess: np.ndarray
     acceptance: np.ndarray
-
-
-def _counts(test, calibration):
-    x = as_count("test", test)
-    c = as_count("calibration", calibration)
-    if x.ndim < 1 or x.shape[-1] < 2:
-        raise ValueError(
-            f"test must hold the verdict counts over K >= 2 categories on its last axis; got "
-            f"shape {x.shape}."
-        )
-    k = x.shape[-1]
-    if c.ndim < 2 or c.shape[-2:] != (k, k):
-        raise ValueError(
-            f"calibration must hold (..., K, K) counts, rows = truth and columns = verdict, with "
-            f"the K = {k} categories of test; got shape {c.shape}."
-        )
-    lead = np.broadcast_shapes(x.shape[:-1], c.shape[:-2])
-    return np.broadcast_to(x, (*lead, k)), np.broadcast_to(c, (*lead, k, k))
 
 
 def _concentration(name: str, value, shape: tuple[int, ...]) -> np.ndarray:
@@ -168,7 +155,7 @@ def posterior_draws(
     >>> post.theta.shape, bool(post.ess > 1000)
     ((4000, 3), True)
     """
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     k = x.shape[-1]
     alpha = _concentration("theta_prior", theta_prior, (k,))
     beta = _concentration("confusion_prior", confusion_prior, (k, k))
@@ -349,7 +336,7 @@ def posterior_summary(
     if isinstance(max_draws, bool) or not isinstance(max_draws, int | np.integer):
         raise ValueError(f"max_draws must be a whole number; got {max_draws!r}.")
     rng = np.random.default_rng(check_seed(random_seed))
-    x, c = _counts(test, calibration)
+    x, c = check_categorical_counts(test, calibration)
     lead, k = x.shape[:-1], x.shape[-1]
     v = np.asarray(weights, dtype=float)
     if v.ndim < 2 or v.shape[-1] != k or not np.isfinite(v).all():
@@ -441,7 +428,7 @@ def posterior_categorical(test, calibration, scores=None, **options) -> Estimate
     >>> bool(ci.lower < ci.estimate < ci.upper)
     True
     """
-    x, _c = _counts(test, calibration)
+    x, _c = check_categorical_counts(test, calibration)
     k = x.shape[-1]
     if scores is None:
         return posterior_linear(test, calibration, np.eye(k), **options)
