@@ -12,7 +12,17 @@ import sys
 import time
 from collections.abc import Iterator
 
-__all__ = ["advance", "interactive", "progress_bar", "show_progress", "steps_bar"]
+__all__ = [
+    "REPORT_PROGRESS_MIN_SYSTEMS",
+    "advance",
+    "interactive",
+    "progress_bar",
+    "show_progress",
+    "steps_bar",
+]
+
+#: A report of fewer systems takes seconds: by default its bar is drawn only from this many on.
+REPORT_PROGRESS_MIN_SYSTEMS = 30
 
 
 def _in_jupyter_kernel() -> bool:

@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-from bayesjudge._progress import advance, steps_bar
+from bayesjudge._progress import REPORT_PROGRESS_MIN_SYSTEMS, advance, steps_bar
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.data import CategoricalCounts, JudgeCounts
 from bayesjudge.diagnostics import MAX_LISTED, emit_grouped
@@ -25,8 +25,7 @@ from bayesjudge.report.sections import write_sections
 
 __all__ = ["PROGRESS_MIN_SYSTEMS", "build_report", "write_report"]
 
-# A report of fewer systems takes seconds: by default its bar is drawn only from this many on.
-PROGRESS_MIN_SYSTEMS = 30
+PROGRESS_MIN_SYSTEMS = REPORT_PROGRESS_MIN_SYSTEMS
 
 
 def build_report(

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from bayesjudge._progress import advance, steps_bar
+from bayesjudge._progress import REPORT_PROGRESS_MIN_SYSTEMS, advance, steps_bar
 from bayesjudge._version import __version__
 from bayesjudge.categorical_estimate import CATEGORICAL_METHODS, score_vector
 from bayesjudge.core._validation import check_alpha
@@ -37,9 +37,6 @@ from bayesjudge.report.tables import ALL_PAIRS_MAX_SYSTEMS, settings_table
 from bayesjudge.warnings import BayesJudgeWarning
 
 __all__ = ["build_categorical_report"]
-
-#: A report of fewer systems takes seconds: by default its bar is drawn only from this many on.
-_PROGRESS_MIN_SYSTEMS = 30
 
 
 def build_categorical_report(
@@ -142,7 +139,11 @@ def build_categorical_report(
     }
     n_systems = len(counts.systems)
     bar = steps_bar(
-        progress, 4, f"categorical report of {n_systems} systems", n_systems, _PROGRESS_MIN_SYSTEMS
+        progress,
+        4,
+        f"categorical report of {n_systems} systems",
+        n_systems,
+        REPORT_PROGRESS_MIN_SYSTEMS,
     )
     collected: list = []
     advance(bar, "closed forms")

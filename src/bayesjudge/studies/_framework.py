@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,9 @@ from bayesjudge.core._validation import is_seed
 
 __all__ = [
     "StudyResult",
+    "check_calibration_grid",
     "check_grid",
+    "check_names",
     "check_number",
     "check_reps",
     "check_seed",
@@ -166,6 +168,46 @@ def check_grid(
             raise ValueError(f"{name} must hold whole numbers; got {arr.tolist()}.")
         return tuple(int(v) for v in arr)
     return tuple(float(v) for v in arr)
+
+
+def check_calibration_grid(grid, grids: Mapping[str, Mapping]) -> Mapping:
+    """Resolve a grid over n, m, q0, q1: a name from ``grids`` or a dict of value lists.
+
+    The calibration sample splits m0 = m1 = m / 2, so every m must be even.
+    """
+    keys = ("n", "m", "q0", "q1")
+    if isinstance(grid, str) and grid in grids:
+        design = grids[grid]
+    elif isinstance(grid, Mapping):
+        if set(grid) != set(keys):
+            raise ValueError(
+                f"grid needs the keys {list(keys)} (each a list of values); got keys "
+                f"{sorted(map(str, grid))}."
+            )
+        design = {
+            "n": check_grid("grid n", grid["n"], low=1, integer=True),
+            "m": check_grid("grid m", grid["m"], low=2, integer=True),
+            "q0": check_grid("grid q0", grid["q0"], low=0, high=1),
+            "q1": check_grid("grid q1", grid["q1"], low=0, high=1),
+        }
+    else:
+        raise ValueError(
+            f"grid must be one of {sorted(grids)} or a dict with keys {list(keys)}; got {grid!r}."
+        )
+    if any(int(m) % 2 for m in design["m"]):
+        raise ValueError(
+            f"grid m: the stratified sample splits the labelled items m0 = m1 = m / 2, so every "
+            f"m must be even; got {list(design['m'])}."
+        )
+    return design
+
+
+def check_names(name: str, values, allowed) -> tuple:
+    """Return ``values`` (one name or several) as a tuple of distinct names from ``allowed``."""
+    values = (values,) if isinstance(values, str) else tuple(values)
+    if not values or len(set(values)) != len(values) or any(v not in allowed for v in values):
+        raise ValueError(f"{name} must be distinct names from {allowed}; got {values!r}.")
+    return values
 
 
 def check_number(

@@ -53,7 +53,7 @@ import itertools
 import json
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 
@@ -69,7 +69,9 @@ from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.studies._framework import (
     StudyResult,
+    check_calibration_grid,
     check_grid,
+    check_names,
     check_number,
     check_reps,
     check_seed,
@@ -474,35 +476,9 @@ _ESTIMATOR_FUNCTIONS = {
 
 
 def _check_options(grid, theta, estimators, alpha, n_resamples):
-    keys = ("n", "m", "q0", "q1")
-    if isinstance(grid, str) and grid in GRIDS:
-        design = GRIDS[grid]
-    elif isinstance(grid, Mapping):
-        if set(grid) != set(keys):
-            raise ValueError(
-                f"grid needs the keys {list(keys)} (each a list of values); got keys "
-                f"{sorted(map(str, grid))}."
-            )
-        design = {
-            "n": check_grid("grid n", grid["n"], low=1, integer=True),
-            "m": check_grid("grid m", grid["m"], low=2, integer=True),
-            "q0": check_grid("grid q0", grid["q0"], low=0, high=1),
-            "q1": check_grid("grid q1", grid["q1"], low=0, high=1),
-        }
-    else:
-        raise ValueError(
-            f"grid must be one of {sorted(GRIDS)} or a dict with keys {list(keys)}; got {grid!r}."
-        )
-    if any(int(m) % 2 for m in design["m"]):
-        raise ValueError(f"every calibration size m is split m0 = m1 = m/2, so must be even; "
-                         f"got {design['m']}.")  # fmt: skip
+    design = check_calibration_grid(grid, GRIDS)
     thetas = THETAS if theta is None else check_grid("theta", theta, low=0, high=1)
-    estimators = (estimators,) if isinstance(estimators, str) else tuple(estimators)
-    unknown = [e for e in estimators if e not in ESTIMATORS]
-    if unknown or not estimators or len(set(estimators)) != len(estimators):
-        raise ValueError(
-            f"estimators must be distinct names from {ESTIMATORS}; got {estimators!r}."
-        )
+    estimators = check_names("estimators", estimators, ESTIMATORS)
     alpha = check_number("alpha", alpha, low=0, high=1, low_open=True, high_open=True)
     n_resamples = check_number("n_resamples", n_resamples, low=2, integer=True)
     return design, thetas, estimators, alpha, n_resamples

@@ -65,7 +65,7 @@ import itertools
 import json
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -80,7 +80,9 @@ from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.simulate import simulate_count_arrays
 from bayesjudge.studies._framework import (
     StudyResult,
+    check_calibration_grid,
     check_grid,
+    check_names,
     check_number,
     check_reps,
     check_seed,
@@ -260,43 +262,13 @@ _ESTIMATOR_FUNCTIONS = {
 
 
 def _check_options(grid, theta, estimators, samples, alpha, draws):
-    keys = ("n", "m", "q0", "q1")
-    if isinstance(grid, str) and grid in GRIDS:
-        design = GRIDS[grid]
-    elif isinstance(grid, Mapping):
-        if set(grid) != set(keys):
-            raise ValueError(
-                f"grid needs the keys {list(keys)} (each a list of values); got keys "
-                f"{sorted(map(str, grid))}."
-            )
-        design = {
-            "n": check_grid("grid n", grid["n"], low=1, integer=True),
-            "m": check_grid("grid m", grid["m"], low=2, integer=True),
-            "q0": check_grid("grid q0", grid["q0"], low=0, high=1),
-            "q1": check_grid("grid q1", grid["q1"], low=0, high=1),
-        }
-    else:
-        raise ValueError(
-            f"grid must be one of {sorted(GRIDS)} or a dict with keys {list(keys)}; got {grid!r}."
-        )
-    if any(int(m) % 2 for m in design["m"]):
-        raise ValueError(
-            f"grid m: the stratified sample splits the labelled items m0 = m1 = m / 2, so every "
-            f"m must be even; got {list(design['m'])}."
-        )
+    design = check_calibration_grid(grid, GRIDS)
     thetas = THETAS if theta is None else check_grid("theta", theta, low=0, high=1)
-    estimators = _names("estimators", estimators, ESTIMATORS)
-    samples = _names("samples", samples, SAMPLES)
+    estimators = check_names("estimators", estimators, ESTIMATORS)
+    samples = check_names("samples", samples, SAMPLES)
     alpha = check_number("alpha", alpha, low=0, high=1, low_open=True, high_open=True)
     draws = check_number("draws", draws, low=100, integer=True)
     return design, thetas, estimators, samples, alpha, draws
-
-
-def _names(name, values, allowed):
-    values = (values,) if isinstance(values, str) else tuple(values)
-    if not values or len(set(values)) != len(values) or any(v not in allowed for v in values):
-        raise ValueError(f"{name} must be distinct names from {allowed}; got {values!r}.")
-    return values
 
 
 def _simulate(rng, sample, theta, q0, q1, n, m, reps):
