@@ -12,19 +12,24 @@ judge right 80 % of the time (off-diagonal log-ratios −2 ± 0.3), seed 2026.
 ``calibration="hierarchical"`` (pooled over both dims) at fit_categorical's defaults
 (4 chains × (1000 tune + 1000 draws), target_accept 0.99). Timed separately, wall
 (time.perf_counter) and CPU (getrusage of this process, all threads: nutpie samples in
-threads, numba compiles in this one): building the PyMC model, nutpie's numba compile
-(in-memory cache cleared first), sampling, and a refit of the same structure with new data
-(compile cached). Reported: divergences, the largest r_hat and smallest bulk ESS over θ and
-the confusion, the load average (other processes sharing the cores inflate wall time, not
-CPU time) and ``idle_estimate_s`` = compile CPU + sample CPU / cores, the wall time to
-expect on an idle machine (the compile runs on one core, the chains on all).
+threads, numba compiles in this one): building the PyMC model, the compile, sampling, and a
+refit of the same structure with new data. Reported: divergences, the largest r_hat and
+smallest bulk/tail ESS over θ and the confusion, the load average (other processes sharing
+the cores inflate wall time, not CPU time) and ``idle_estimate_s`` = compile CPU + sample
+CPU / cores, the wall time to expect on an idle machine (the compile runs on one core, the
+chains on all).
 
-PyTensor keeps numba's compiled op kernels on disk (``~/.pytensor/…/numba``), so a first fit
-in a new process is faster once any earlier process compiled the same kernels. ``--cold``
-runs the benchmark in a child process with an empty PyTensor compile directory (a first
-fit on a fresh installation); the default uses the directory as it is (``"warm"``).
-Results go to ``benchmarks/results/categorical_fit.json`` (written atomically; ``--out``
-elsewhere).
+``--engine kernels`` (the default, what ``fit_categorical`` uses for ``confusion="free"``):
+the hand-written numba kernels of :mod:`bayesjudge.models.categorical_numba`, whose compile
+numba keeps on disk (``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the module, else
+``~/.cache/numba``). ``--engine graph``: nutpie's numba compile of PyMC's logp graph (the
+route of the structured confusions), whose op kernels PyTensor keeps on disk
+(``~/.pytensor/…/numba``); its in-memory cache is cleared first.
+
+``--cold`` runs the benchmark in a child process with an empty PyTensor compile directory
+and an empty ``NUMBA_CACHE_DIR`` (a first fit on a fresh installation); the default uses
+the caches as they are (``"warm"``). Results go to
+``benchmarks/results/categorical_fit.json`` (written atomically; ``--out`` elsewhere).
 """
 
 from __future__ import annotations
@@ -82,12 +87,32 @@ def cpu_seconds() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def run(data, *, clear: bool, seed: int) -> dict:
+# The graph engine's compiled model, kept for the refit (new data into the same structure).
+_GRAPH: dict = {}
+
+
+def _compile(engine: str, model, arrays, config):
+    """The nutpie model: the hand-written kernels, or nutpie's compile of PyMC's graph."""
+    from bayesjudge.models import categorical as cm
+
+    if engine == "kernels":
+        assert cm.uses_kernels(config)
+        return cm.compile_categorical(model, arrays, config)
+    import nutpie
+
+    if "model" not in _GRAPH:
+        _GRAPH["model"] = nutpie.compile_pymc_model(model)
+        return _GRAPH["model"]
+    return _GRAPH["model"].with_data(**{v.name: v.get_value() for v in model.data_vars})
+
+
+def run(data, *, clear: bool, seed: int, engine: str = "kernels") -> dict:
     """Build, compile (unless cached) and sample one fit, each step timed (wall and CPU)."""
     from bayesjudge.models import categorical as cm
 
     if clear:
         cm._COMPILED.clear()
+        _GRAPH.clear()
     config = cm.categorical_model_config(data, "hierarchical")
     arrays = cm._arrays(data, "hierarchical", config["pool_over"])
     cpu0 = cpu_seconds()
@@ -95,7 +120,7 @@ def run(data, *, clear: bool, seed: int) -> dict:
     model = cm.build_categorical_from_config(data, config)
     t1 = time.perf_counter()
     cpu1 = cpu_seconds()
-    compiled = cm.compile_categorical(model, arrays, config)
+    compiled = _compile(engine, model, arrays, config)
     t2 = time.perf_counter()
     cpu2 = cpu_seconds()
     tree = cm._sample(
@@ -130,13 +155,14 @@ def run(data, *, clear: bool, seed: int) -> dict:
 
 
 def _run_cold(argv: list[str], out: Path) -> dict:
-    """Rerun this script in a child with an empty PyTensor compile directory; its result."""
+    """Rerun this script in a child with empty PyTensor and numba caches; its result."""
     with tempfile.TemporaryDirectory(prefix="bayesjudge-bench-") as cache:
         flags = os.environ.get("PYTENSOR_FLAGS", "")
         env = {
             **os.environ,
             COLD_ENV: cache,
             "PYTENSOR_FLAGS": ",".join(f for f in (flags, f"base_compiledir={cache}") if f),
+            "NUMBA_CACHE_DIR": str(Path(cache) / "numba-cache"),
         }
         subprocess.run([sys.executable, __file__, *argv], env=env, check=True)
     return json.loads(out.read_text(encoding="utf-8"))
@@ -150,21 +176,37 @@ def main(argv=None) -> dict:
     parser.add_argument(
         "--cold",
         action="store_true",
-        help="compile with an empty PyTensor compile directory (a fresh installation)",
+        help="compile with empty PyTensor and numba caches (a fresh installation)",
+    )
+    parser.add_argument(
+        "--engine",
+        choices=["kernels", "graph"],
+        default="kernels",
+        help="the hand-written kernels (fit_categorical's route) or nutpie's compile of the "
+        "PyMC graph",
     )
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if args.cold and COLD_ENV not in os.environ:
         return _run_cold(argv, args.out)
-    first = run(counts(), clear=True, seed=1)
+    cpu0, t0 = cpu_seconds(), time.perf_counter()
+    import bayesjudge.models.categorical  # noqa: F401  (PyMC, PyTensor, nutpie: timed apart)
+
+    imported = {
+        "import_s": round(time.perf_counter() - t0, 2),
+        "import_cpu_s": round(cpu_seconds() - cpu0, 2),
+    }
+    first = run(counts(), clear=True, seed=1, engine=args.engine)
     print("first fit (compile + sample):", first, flush=True)
-    refit = run(counts(seed=2027), clear=False, seed=2)
+    refit = run(counts(seed=2027), clear=False, seed=2, engine=args.engine)
     print("refit (cached compile):", refit, flush=True)
     result = {
         "benchmark": "categorical_fit",
         "model": "K = 3, 8 systems x 3 strata, calibration='hierarchical', 4 x (1000 + 1000)",
         "goal_seconds": GOAL_SECONDS,
+        "engine": args.engine,
         "numba_cache": "cold" if args.cold else "warm",
+        "import": imported,
         "first": first,
         "refit": refit,
         "meets_goal": bool(first["total_s"] < GOAL_SECONDS and first["divergences"] == 0),

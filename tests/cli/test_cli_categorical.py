@@ -77,9 +77,9 @@ def rubric(tmp_path):
 
 
 def _estimate_json(run_cli, tables, *extra):
-    code, out, err = run_cli(
-        ["estimate", "--test", tables[0], "--calibration", tables[1], *extra, "--json"]
-    )
+    """Run ``estimate --json`` on (test, calibration); calibration None: --test alone."""
+    calibration = [] if tables[1] is None else ["--calibration", tables[1]]
+    code, out, err = run_cli(["estimate", "--test", tables[0], *calibration, *extra, "--json"])
     assert code == 0, err
     return json.loads(out), err
 
@@ -699,3 +699,428 @@ def test_item_ids_match_labelled_items_among_the_judged(run_cli, tmp_path):
     payload = json.loads(out)
     assert payload["settings"]["design"] == "random"
     _check_against_api(payload, bj.estimate(counts), ["A", "B", "tie"])
+
+
+# --- harness logs and --gold with K categories ------------------------------------------------
+
+#: Item ids of the JSON Lines logs: ids that look like numbers ("1" and "01" are two items), a
+#: "$", HTML and a newline; the systems' names hold HTML and a "$".
+LOG_IDS = ["1", "01", "a$b", "<b>x</b>", "q\nz"] + [f"i{i}" for i in range(35)]
+LOG_SYSTEMS = ["x<i>", "$y"]
+
+
+def _truth(i: int) -> str:
+    return PREFERENCE[(i * 7) % 3]
+
+
+def _verdict(i: int, system: int) -> str:
+    """A judge right on 4 of 5 items, its errors moving the truth one step round the cycle."""
+    truth = _truth(i)
+    return truth if (i + system) % 5 else PREFERENCE[(PREFERENCE.index(truth) + 1) % 3]
+
+
+def _write_log(folder, labelled=range(0, 40, 2), gold_judge=False):
+    """A JSON Lines log of two systems (keys id, model, verdict) and a gold CSV.
+
+    The gold file labels the items ``labelled`` of both systems (random design, column
+    system) or, with ``gold_judge``, 30 items of its own with the judge's verdicts and no
+    system column (a separate calibration set shared by the systems).
+    """
+    log = folder / "verdicts.jsonl"
+    records = [
+        {"id": item, "model": system, "verdict": _verdict(i, s)}
+        for s, system in enumerate(LOG_SYSTEMS)
+        for i, item in enumerate(LOG_IDS)
+    ]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    if gold_judge:
+        rows = [
+            {"item": f"cal-{i}", "judge": _verdict(i, 0), "human": _truth(i)} for i in range(30)
+        ]
+    else:
+        rows = [
+            {"item": LOG_IDS[i], "system": system, "human": _truth(i)}
+            for system in LOG_SYSTEMS
+            for i in labelled
+        ]
+    gold = folder / "gold.csv"
+    pd.DataFrame(rows).to_csv(gold, index=False)
+    return str(log), str(gold)
+
+
+LOG_OPTIONS = ["--item", "id", "--judge", "verdict", "--system", "model"]
+
+
+def test_jsonl_log_and_gold_labels_of_judged_items_are_the_random_design(run_cli, tmp_path):
+    from bayesjudge.data.harness import join_gold, read_table
+
+    log, gold = _write_log(tmp_path)
+    code, out, err = run_cli(
+        ["estimate", "--test", log, "--gold", gold, *LOG_OPTIONS, "--scores", "A=1,tie=0.5,B=0",
+         "--json"]
+    )  # fmt: skip
+    assert code == 0, err
+    payload = json.loads(out)
+    assert payload["settings"]["design"] == "random"
+    assert payload["settings"]["categories"] == ["A", "B", "tie"]  # sorted: none given
+    # The API on the same files: the gold labels joined by id, the one table of the design.
+    joined = join_gold(read_table(log, item="id", judge="verdict", system="model"), gold)
+    assert joined.design == "random"
+    counts = CategoricalCounts.from_frames(
+        joined.test, system="system", item="item", design="random"
+    )
+    assert counts.design == "random"
+    for group in payload["groups"]:
+        # 20 of the 40 judged items labelled, each item counted once.
+        assert (group["n"], group["m"]) == (20, 20)
+    # "1" is labelled (index 0) and "01" (index 1) is not: ids are text, never merged.
+    x = joined.test[joined.test["system"] == "x<i>"].set_index("item")["human"]
+    assert x["1"] == _truth(0) and pd.isna(x["01"])
+    _check_against_api(payload, bj.estimate(counts, scores=WIN_RATE), ["A", "B", "tie"])
+    # The table escapes the names and states the design and the categories.
+    code, out, err = run_cli(["estimate", "--test", log, "--gold", gold, *LOG_OPTIONS])
+    assert code == 0, err
+    assert "labelling design: random" in out and "categories (K = 3; sorted" in out
+    assert "x<i>" in out and "$y" in out
+
+
+def test_gold_as_a_calibration_set_shared_by_the_systems(run_cli, tmp_path):
+    from bayesjudge.data.harness import join_gold, read_table
+
+    log, gold = _write_log(tmp_path, gold_judge=True)
+    payload, _ = _estimate_json(
+        run_cli, (log, None), "--gold", gold, *LOG_OPTIONS, "--categories", "A,tie,B"
+    )
+    assert payload["settings"]["design"] == "stratified"
+    joined = join_gold(read_table(log, item="id", judge="verdict", system="model"), gold)
+    assert joined.design == "stratified"
+    tests = CategoricalCounts.from_frames(
+        joined.test, system="system", item="item", human=None, categories=PREFERENCE
+    )
+    labelled = CategoricalCounts.from_frames(
+        None, joined.calibration, categories=PREFERENCE, design="stratified"
+    )
+    counts = tests.with_calibration_from(labelled)
+    assert counts.calibration_shared_over == ("system",)
+    assert [g["m"] for g in payload["groups"]] == [30, 30]
+    _check_against_api(payload, bj.estimate(counts), PREFERENCE)
+
+
+def test_an_inspect_log_with_partial_credit_is_read_as_three_categories(run_cli, tmp_path):
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[1] / "references"))
+    from harness_logs import INSPECT_IDS, write_inspect_log
+
+    from bayesjudge.data.harness import join_gold, read_table
+
+    # Inspect's own eval() and log writer; its grader gives "P" (partial) for question 2.
+    log = str(write_inspect_log(tmp_path, partial=True, epochs=1))
+    table = read_table(log, scorer="model_graded_qa")
+    verdicts = dict(zip(table["item"], table["judge"], strict=True))
+    assert set(verdicts.values()) == {"C", "I", "P"}
+    # Humans labelled seven of the ten answers; ids as the log has them ("007", a newline).
+    labelled = [str(i) for i in INSPECT_IDS[:7]]
+    human = {item: verdicts[item] for item in labelled} | {"007": "P"}
+    gold = tmp_path / "gold.csv"
+    pd.DataFrame({"item": list(human), "human": list(human.values())}).to_csv(gold, index=False)
+    scores = "I=0,P=0.5,C=1"
+    args = ["--scorer", "model_graded_qa", "--gold", str(gold), "--categories", "I,P,C"]
+    payload, _ = _estimate_json(run_cli, (log, None), *args, "--scores", scores)
+    joined = join_gold(table, gold)
+    counts = CategoricalCounts.from_frames(
+        joined.test, system="system", item="item", design=joined.design, categories=["I", "P", "C"]
+    )
+    assert joined.design == "random" and payload["settings"]["design"] == "random"
+    assert [(g["n"], g["m"]) for g in payload["groups"]] == [(3, 7)]
+    _check_against_api(
+        payload, bj.estimate(counts, scores={"I": 0, "P": 0.5, "C": 1}), ["I", "P", "C"]
+    )
+
+
+def test_numeric_verdicts_match_a_csv_gold_by_value(run_cli, tmp_path):
+    # A 1-5 grade as JSON numbers in the log, as text in the CSV gold file.
+    log = tmp_path / "grades.jsonl"
+    grades = [1 + (i * 3) % 5 for i in range(50)]
+    log.write_text("".join(json.dumps({"item": str(i), "judge": g}) + "\n"
+                           for i, g in enumerate(grades)))  # fmt: skip
+    gold = tmp_path / "gold.csv"
+    gold.write_text("item,human\n" + "".join(f"{i},{grades[i]}\n" for i in range(0, 50, 2)))
+    payload, _ = _estimate_json(run_cli, (str(log), None), "--gold", str(gold))
+    assert payload["settings"]["categories"] == [1, 2, 3, 4, 5]
+    given, _ = _estimate_json(
+        run_cli, (str(log), None), "--gold", str(gold), "--categories", "1,2,3,4,5"
+    )
+    assert given["results"] == payload["results"]
+    table = pd.DataFrame({"judge": grades, "human": [g if i % 2 == 0 else None
+                                                     for i, g in enumerate(grades)]})  # fmt: skip
+    counts = CategoricalCounts.from_frames(table, design="random")
+    _check_against_api(payload, bj.estimate(counts), [1, 2, 3, 4, 5])
+    # lm-eval-like float scores 0, 0.5, 1 named as text by --categories.
+    log.write_text("".join(json.dumps({"item": str(i), "judge": [0.0, 0.5, 1.0][i % 3]}) + "\n"
+                           for i in range(30)))  # fmt: skip
+    gold.write_text("item,human\n" + "".join(f"{i},{['0', '0.5', '1'][i % 3]}\n"
+                                             for i in range(0, 30, 2)))  # fmt: skip
+    payload, _ = _estimate_json(
+        run_cli, (str(log), None), "--gold", str(gold), "--categories", "0,0.5,1"
+    )
+    assert payload["settings"]["categories"] == [0, 0.5, 1]
+    assert [g["m"] for g in payload["groups"]] == [15]
+
+
+def test_labels_beyond_64_bits_are_categories(run_cli, tmp_path):
+    big = [10**30, 10**30 + 1, 10**30 + 2]
+    log = tmp_path / "big.jsonl"
+    log.write_text("".join(json.dumps({"item": str(i), "judge": big[i % 3]}) + "\n"
+                           for i in range(12)))  # fmt: skip
+    gold = tmp_path / "gold.csv"
+    gold.write_text("item,human\n" + "".join(f"{i},{big[i % 3]}\n" for i in range(6)))
+    payload, _ = _estimate_json(run_cli, (str(log), None), "--gold", str(gold))
+    assert payload["settings"]["categories"] == big
+    assert [(g["n"], g["m"]) for g in payload["groups"]] == [(6, 6)]
+
+
+def test_a_csv_table_with_gold_labels_equals_the_api(run_cli, one_error_line, tmp_path):
+    from bayesjudge.data.harness import join_gold
+
+    table = pd.DataFrame({"id": [f"q{i}" for i in range(30)],
+                          "verdict": [_verdict(i, 0) for i in range(30)]})  # fmt: skip
+    gold = pd.DataFrame({"id": [f"q{i}" for i in range(0, 30, 2)],
+                         "human": [_truth(i) for i in range(0, 30, 2)]})  # fmt: skip
+    table.to_csv(tmp_path / "t.csv", index=False)
+    gold.to_csv(tmp_path / "g.csv", index=False)
+    paths = (str(tmp_path / "t.csv"), None)
+    extra = ["--gold", str(tmp_path / "g.csv"), "--item", "id", "--judge", "verdict"]
+    payload, _ = _estimate_json(run_cli, paths, *extra)
+    joined = join_gold(table.astype(str), gold, item="id", judge="verdict")
+    counts = CategoricalCounts.from_frames(joined.test, judge="verdict", item="id", design="random")
+    assert [(g["n"], g["m"]) for g in payload["groups"]] == [(15, 15)]
+    _check_against_api(payload, bj.estimate(counts), ["A", "B", "tie"])
+    # An item judged twice in the table is refused, never counted twice.
+    pd.concat([table, table.iloc[[1]]]).to_csv(tmp_path / "t.csv", index=False)
+    code, _, err = run_cli(["estimate", "--test", paths[0], *extra])
+    assert code == 2 and "['q1']" in one_error_line(err)
+
+
+def _gold_case(folder, case):
+    """Write a gold file for one hostile case; return (extra options, words of the error)."""
+    gold = folder / "g.csv"
+    frames = {
+        "absent": ({"item": ["1", "99"], "system": "x<i>", "human": ["A", "B"]}, "'99'"),
+        "duplicate": ({"item": ["1", "1"], "system": "x<i>", "human": ["A", "B"]},
+                      "'1' more than once"),
+        "zero-padded": ({"item": ["001"], "system": "x<i>", "human": ["A"]}, "'001'"),
+        "outside": ({"item": ["1", "01"], "system": "x<i>", "human": ["A", "B\n<b>$C</b>"]},
+                    "'B\\n<b>$C</b>'"),
+        "lookalike": ({"item": ["1", "01", "a$b"], "system": "x<i>", "human": ["1", "01", "A"]},
+                      "'1' and '01'"),
+        "no system": ({"item": ["1"], "human": ["A"]}, "no 'system'"),
+    }  # fmt: skip
+    rows, words = frames[case]
+    pd.DataFrame(rows).to_csv(gold, index=False)
+    extra = ["--categories", "A,tie,B"] if case == "outside" else []
+    return ["--gold", str(gold), *extra], words
+
+
+@pytest.mark.parametrize(
+    "case", ["absent", "duplicate", "zero-padded", "outside", "lookalike", "no system"]
+)
+def test_gold_mistakes_are_one_line_naming_the_values(run_cli, one_error_line, tmp_path, case):
+    log, _ = _write_log(tmp_path)
+    extra, words = _gold_case(tmp_path, case)
+    code, out, err = run_cli(["estimate", "--test", log, *LOG_OPTIONS, *extra])
+    assert code == 2 and out == ""
+    assert words in one_error_line(err)
+
+
+def test_log_mistakes_are_one_line(run_cli, one_error_line, tmp_path):
+    log, gold = _write_log(tmp_path)
+    epochs = tmp_path / "epochs.jsonl"
+    records = [{"item": str(i // 2), "judge": "ABC"[i % 3], "try": 1 + i % 2} for i in range(20)]
+    epochs.write_text("".join(json.dumps(r) + "\n" for r in records))
+    cases = [
+        (["--test", str(epochs), "--repeats", "try"], "in 2 epochs"),
+        (["--test", log, "--gold", gold, *LOG_OPTIONS, "--calibration", gold],
+         "leave out --calibration"),
+        (["--test", log, *LOG_OPTIONS], "--calibration is required"),
+    ]  # fmt: skip
+    for args, words in cases:
+        code, out, err = run_cli(["estimate", *args])
+        assert code == 2 and out == ""
+        assert words in one_error_line(err), err
+
+
+# --- priors of the K-category fit ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--prior-theta", "1,2"], "--prior-theta 1,2: 2 numbers for K = 3 categories"),
+        (["--prior-theta", "0,1,1"], "--prior-theta 0,1,1: CategoricalPriors.theta"),
+        (["--prior-theta", "1e400"], "--prior-theta inf"),
+        (["--prior-theta", "a"], "argument --prior-theta: must be numbers separated by commas"),
+        (["--prior-confusion", "4,1,1"], "one number A or a pair D,O"),
+        (["--prior-confusion", "1,1;1,1"], "a 2 x 2 matrix for K = 3 categories"),
+        (["--prior-confusion", "1,1;1"], "as many numbers in every row"),
+        (["--prior-confusion", "-1"], "--prior-confusion -1: CategoricalPriors.confusion"),
+        (["--prior-confusion", "2", "--calibration-model", "hierarchical"], "hierarchical model"),
+        (["--prior-confusion", "2", "--confusion", "ordinal"], "ordinal confusion is built"),
+        (["--prior-q1", "2,2"], "--prior-q1: options of the binary model"),
+        (["--prior-error-mean", "0,1"], "a prior of the hierarchical calibration model"),
+        (["--prior-error-mean", "1"], "argument --prior-error-mean: must be two numbers"),
+        (
+            ["--prior-error-scale", "0", "--calibration-model", "hierarchical"],
+            "--prior-error-scale 0: CategoricalPriors.error_logit_scale",
+        ),
+        (
+            ["--prior-error-mean", "0,-1", "--calibration-model", "hierarchical"],
+            "--prior-error-mean 0,-1: CategoricalPriors.error_logit_mean",
+        ),
+        (
+            [
+                "--prior-error-mean",
+                "0,1",
+                "--calibration-model",
+                "hierarchical",
+                "--confusion",
+                "ordinal",
+            ],
+            "the ordinal confusion's hierarchy",
+        ),
+    ],
+)
+def test_bad_priors_name_the_option_and_the_forms(
+    run_cli, one_error_line, preference, extra, words
+):
+    code, out, err = run_cli(["fit", "--test", preference[0], "--calibration", preference[1],
+                              *extra])  # fmt: skip
+    assert code == 2 and out == ""
+    line = one_error_line(err)
+    assert words in line
+    if any(w in words for w in ("CategoricalPriors", "K = 3", "D,O", "every row")):
+        assert "Accepted: " in line  # the accepted forms, beside the bad value
+
+
+def test_binary_and_k_category_priors_are_refused_by_name(
+    run_cli, one_error_line, default_tables, preference, tmp_path
+):
+    binary = ["--test", default_tables[0], "--calibration", default_tables[1]]
+    k3 = ["--test", preference[0], "--calibration", preference[1]]
+    out_dir = str(tmp_path / "r")
+    cases = [
+        (["fit", *binary, "--prior-confusion", "2"], "--prior-confusion: a prior of the K-cat"),
+        (["fit", *binary, "--prior-theta", "1,2,3"], "θ takes A,B"),
+        (["fit", *binary, "--prior-error-scale", "1"], "--prior-error-scale: a prior of the K"),
+        (["report", *binary, "--prior-theta", "2", "--out", out_dir], "--prior-theta: priors"),
+        (["report", *k3, "--prior-theta", "2", "--method", "none", "--out", out_dir],
+         "--method none does not run"),
+        (["report", *k3, "--prior-theta", "1,2", "--out", out_dir], "2 numbers for K = 3"),
+    ]  # fmt: skip
+    for args, words in cases:
+        code, _, err = run_cli(args)
+        assert code == 2
+        assert words in one_error_line(err), err
+    assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.parametrize(
+    ("extra", "theta", "confusion"),
+    [
+        ([], None, None),  # the model's defaults
+        (["--prior-theta", "2"], [2.0, 2.0, 2.0], None),
+        (["--prior-theta", "3,1,0.5", "--prior-confusion", "4,1"], [3.0, 1.0, 0.5],
+         1 + 3 * np.eye(3)),
+        (["--prior-confusion", "5,1,1;1,4,1;1,2,3"], [1.0, 1.0, 1.0],
+         np.array([[5, 1, 1], [1, 4, 1], [1, 2, 3]])),
+    ],
+)  # fmt: skip
+def test_priors_reach_the_model_and_ctrl_c_writes_nothing(
+    run_cli, monkeypatch, tmp_path, extra, theta, confusion
+):
+    import bayesjudge.models.fit as fit_module
+
+    seen = {}
+
+    def interrupted(counts, **options):  # Ctrl-C once the model's options are known
+        seen.update(options, counts=counts)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fit_module, "fit", interrupted)
+    log, gold = _write_log(tmp_path)
+    save = tmp_path / "fit.nc"
+    code, out, err = run_cli(
+        ["fit", "--test", log, "--gold", gold, *LOG_OPTIONS, "--categories", "A,tie,B", *extra,
+         "--save", str(save)]
+    )  # fmt: skip
+    assert code == 130
+    assert err == "bayesjudge: interrupted; nothing was written\n" and out == ""
+    assert not save.exists()
+    assert isinstance(seen["counts"], CategoricalCounts) and seen["counts"].design == "random"
+    from bayesjudge.models.categorical import CategoricalPriors
+
+    default = CategoricalPriors()
+    priors = seen["priors"]
+    assert priors.theta_alpha(3).tolist() == (theta or default.theta_alpha(3).tolist())
+    expected = default.confusion_alpha(3) if confusion is None else confusion
+    assert np.array_equal(priors.confusion_alpha(3), expected)
+    # The report's fit takes them too, and an interrupted report leaves no folder.
+    out_dir = tmp_path / "report"
+    code, _, err = run_cli(
+        ["report", "--test", log, "--gold", gold, *LOG_OPTIONS, "--categories", "A,tie,B",
+         *extra, "--out", str(out_dir)]
+    )  # fmt: skip
+    assert code == 130 and "nothing was written" in err
+    assert not out_dir.exists()
+    assert seen["priors"] == priors
+
+
+@pytest.mark.slow
+def test_fit_and_report_of_a_log_state_the_priors(run_cli, tmp_path):
+    from bayesjudge.models.categorical import CategoricalPriors
+
+    log, gold = _write_log(tmp_path)
+    base = ["--test", log, "--gold", gold, *LOG_OPTIONS, "--categories", "A,tie,B",
+            "--prior-theta", "2,1,1", "--prior-confusion", "4,1", *SAMPLING]  # fmt: skip
+    save = tmp_path / "fit.nc"
+    code, out, err = run_cli(["fit", *base, "--save", str(save)])
+    assert code == 0, err
+    assert "data: random labelling design" in out
+    line = "priors: θ ~ Dirichlet(2, 1, 1); confusion rows ~ Dirichlet(4 on the diagonal, 1 off it)"
+    assert line in out.splitlines()
+    fitted = bj.load(save)
+    assert fitted.config["priors"] == CategoricalPriors(theta=(2, 1, 1), confusion=(4, 1)).to_dict()
+    out_dir = tmp_path / "report"
+    code, out, err = run_cli(["report", *base, "--out", str(out_dir)])
+    assert code == 0, err
+    assert line in out.splitlines()
+    markdown = (out_dir / "report.md").read_text()
+    # The reproducibility table (Markdown-escaped JSON of the fit's priors).
+    row = next(r for r in markdown.splitlines() if r.startswith("| priors |"))
+    assert '"theta": \\[2.0, 1.0, 1.0\\]' in row and '"confusion": \\[4.0, 1.0\\]' in row
+    # The methods section states them in words.
+    assert f"**Priors of this fit**: {line.removeprefix('priors: ')}." in markdown
+
+
+def test_hierarchical_priors_reach_the_model(run_cli, monkeypatch, preference):
+    import bayesjudge.models.fit as fit_module
+    from bayesjudge.models.categorical import CategoricalPriors
+
+    seen = {}
+
+    def interrupted(counts, **options):
+        seen.update(options)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(fit_module, "fit", interrupted)
+    code, _, err = run_cli(
+        ["fit", "--test", preference[0], "--calibration", preference[1], "--system", "system",
+         "--calibration-model", "hierarchical", "--prior-theta", "2",
+         "--prior-error-mean=-2,0.5", "--prior-error-scale", "0.25"]
+    )  # fmt: skip
+    assert code == 130, err
+    assert seen["calibration"] == "hierarchical"
+    assert seen["priors"] == CategoricalPriors(
+        theta=2, error_logit_mean=(-2, 0.5), error_logit_scale=0.25
+    )

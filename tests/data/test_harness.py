@@ -577,6 +577,32 @@ def test_join_gold_errors_name_the_items():
         join_gold(_log(["1"], systems=("a", "b")), pd.DataFrame({"item": ["1"], "human": [1]}))
 
 
+def test_a_separate_calibration_set_without_systems_serves_every_system():
+    # Its own ids and judge column, no system column: the stratified design, one set for both
+    # systems (counted once by with_calibration_from); judged ids without a system stay an error.
+    log = _log(["1", "2"], systems=("a", "b"))
+    gold = pd.DataFrame({"item": ["c1", "c2"], "judge": ["C", "I"], "human": ["yes", "no"]})
+    joined = join_gold(log, gold)
+    assert joined.design == "stratified"
+    assert joined.test.values.tolist() == log.values.tolist()
+    assert joined.calibration.values.tolist() == gold.values.tolist()
+    tests = bj.JudgeCounts.from_frames(
+        joined.test, system="system", item="item", human=None, positive={"judge": "C"}
+    )
+    labelled = bj.JudgeCounts.from_frames(
+        None, joined.calibration, positive={"judge": "C"}, design="stratified"
+    )
+    counts = tests.with_calibration_from(labelled)
+    assert counts.calibration_shared_over == ("system",)
+    assert counts.m1.values.ravel().tolist() == [1, 1] and counts.tp.values.ravel().tolist() == [
+        1,
+        1,
+    ]
+    mixed = pd.DataFrame({"item": ["1", "c2"], "judge": ["C", "I"], "human": ["yes", "no"]})
+    with pytest.raises(ValueError, match=r"2 systems and the gold file has no 'system' column"):
+        join_gold(log, mixed)
+
+
 def test_join_gold_by_system_and_epoch():
     log = pd.concat([_log(["1", "2"], systems=("a", "b")).assign(epoch=e) for e in (1, 2)])
     gold = pd.DataFrame(
@@ -621,12 +647,49 @@ def test_harness_page_example_runs(tmp_path, monkeypatch, capsys):
     )
     page = (Path(__file__).resolve().parents[2] / "docs" / "harness.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
-    assert len(blocks) == 1
+    assert len(blocks) == 2
+    (block,) = [b for b in blocks if "run.eval" in b]
     namespace = {}
-    exec(compile(blocks[0], "docs/harness.md", "exec"), namespace)
+    exec(compile(block, "docs/harness.md", "exec"), namespace)
     printed = capsys.readouterr().out
     assert "random 30 30" in printed
     counts = namespace["counts"]
     assert (counts.n.item(), counts.m0.item() + counts.m1.item()) == (30, 30)
     assert counts.m0.item() == labels.count("no")
     assert np.isfinite(namespace["result"]["estimate"]).all()
+
+
+def test_harness_page_k_category_example_runs(tmp_path, monkeypatch, capsys):
+    import re
+    from pathlib import Path
+
+    # The page's prefs.jsonl: two systems judging 30 pairs A/tie/B; prefs_gold.csv labels the
+    # first 12 of each system's (the random design), the judge wrong on every fifth label.
+    cats = ["A", "tie", "B"]
+    truth = [cats[(i * 7) % 3] for i in range(30)]
+    records, gold = [], ["item,system,human"]
+    for s, model in enumerate(["m1", "m2"]):
+        for i in range(30):
+            verdict = truth[i] if (i + s) % 5 else cats[(cats.index(truth[i]) + 1) % 3]
+            records.append({"item": f"p{i}", "model": model, "judge": verdict})
+        gold += [f"p{i},{model},{truth[i]}" for i in range(12)]
+    monkeypatch.chdir(tmp_path)
+    Path("prefs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    Path("prefs_gold.csv").write_text("\n".join(gold) + "\n")
+    page = (Path(__file__).resolve().parents[2] / "docs" / "harness.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, flags=re.S) if "prefs" in b]
+    namespace = {}
+    exec(compile(block, "docs/harness.md", "exec"), namespace)
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == "random [18, 18] [12, 12]"
+    # The same counts from the rows directly: 18 unlabelled verdicts and a 3 x 3 table each.
+    counts = namespace["counts"]
+    for model in ["m1", "m2"]:
+        rows = [r for r in records if r["model"] == model]
+        test = [sum(r["judge"] == c for r in rows[12:]) for c in cats]
+        assert counts.test.sel(system=model).values.ravel().tolist() == test
+        table = [[sum(truth[i] == t and rows[i]["judge"] == v for i in range(12)) for v in cats]
+                 for t in cats]  # fmt: skip
+        assert counts.calibration.sel(system=model).values.squeeze().tolist() == table
+    score = namespace["result"]["score"].values.ravel().round(3).tolist()
+    assert printed[1] == str(score) and all(0 <= x <= 1 for x in score)

@@ -3,15 +3,19 @@
 ``estimate``, ``fit`` and ``report`` read their tables with :func:`read_table_counts`: binary
 :class:`~bayesjudge.data.JudgeCounts` as before, or :class:`~bayesjudge.data.CategoricalCounts`
 when the judge and human label columns hold more than two distinct values, or when
-``--categories`` is given. Labels are compared as the tables hold them: a CSV file's labels
-are text (``"1"`` and ``"01"`` are two labels, and refused together because they look alike),
-a Parquet column keeps its type. Without ``--categories`` the order is the sorted one of
-:func:`bayesjudge.data.category_labels.infer_categories` (numbers and numeric text by value,
-else alphabetically), and every command prints it.
+``--categories`` is given. The same holds for harness logs and ``--gold`` files, read and
+joined by item id as for binary verdicts (:func:`~bayesjudge.cli._common.read_log_tables`).
+Labels are compared as the tables hold them: a CSV file's labels are text (``"1"`` and ``"01"``
+are two labels, and refused together because they look alike), a Parquet column keeps its
+type; a log's numbers match a CSV gold file's numeric text by value. Without ``--categories``
+the order is the sorted one of :func:`bayesjudge.data.category_labels.infer_categories`
+(numbers and numeric text by value, else alphabetically), and every command prints it.
 
 ``--categories`` and ``--scores`` take a short form (``A,B,C`` and ``A=1,B=0.5,C=0``) and, for
 labels holding ``,`` or ``=`` (or surrounding spaces), a JSON form (``'["A,1", "B"]'`` and
-``'{"A=1": 1, "B": 0}'``).
+``'{"A=1": 1, "B": 0}'``). ``--prior-theta``, ``--prior-confusion``, ``--prior-error-mean``
+and ``--prior-error-scale`` (``fit``, ``report``) give the priors of
+:class:`~bayesjudge.models.categorical.CategoricalPriors`.
 """
 
 from __future__ import annotations
@@ -19,13 +23,29 @@ from __future__ import annotations
 import argparse
 import json
 import math
+from typing import NamedTuple
 
 import narwhals.stable.v2 as nw
 
 from bayesjudge._text import terminal_safe
-from bayesjudge.cli._common import UsageError, is_harness_log, read_counts
+from bayesjudge.cli._common import (
+    LogTables,
+    UsageError,
+    is_harness_log,
+    log_judge_counts,
+    read_counts,
+    read_log_tables,
+)
 from bayesjudge.data import CategoricalCounts, JudgeCounts, as_frame
-from bayesjudge.data.category_labels import infer_categories, label_key, lookalikes, plain_label
+from bayesjudge.data.category_labels import (
+    as_number,
+    infer_categories,
+    label_key,
+    label_kind,
+    lookalikes,
+    numbers_for_text,
+    plain_label,
+)
 from bayesjudge.data.labels import classify
 
 #: How many label values an error message lists before "and N more".
@@ -171,30 +191,51 @@ def add_category_options(parser: argparse.ArgumentParser) -> None:
 # --- reading the tables --------------------------------------------------------------------------
 
 
+class _Tables(NamedTuple):
+    """The tables K-category counts are built from, and their column names."""
+
+    test: object  # a path or a dataframe
+    calibration: object
+    judge: str
+    human: str | None
+    system: str | None
+    item: str | None
+    design: str | None
+    epochs: int  # a harness log's epochs (1: one verdict per item); 0 for tables
+
+
 def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
-    """Count --test and --calibration as binary or K-category counts (module docstring).
+    """Count --test and --calibration (or --gold) as binary or K-category counts (module doc).
 
     Binary unless ``--categories`` is given or the judge column (of both tables) or the human
     column holds more than two distinct values; ``--positive`` keeps its binary meaning and is
-    refused with ``--categories`` of K != 2. Raises :class:`UsageError` for what K-category
-    counts cannot take (``--repeats``, harness logs and ``--gold``, repeated item ids), for
-    labels outside ``--categories`` and for look-alike labels.
+    refused with ``--categories`` of K != 2. A harness log (Inspect, lm-eval, JSON Lines) or a
+    table with --gold is read by :func:`~bayesjudge.cli._common.read_log_tables` for both: its
+    verdicts as the log holds them (Inspect's C, I, P, N; numbers; text), --gold's labels
+    joined by item id. Raises :class:`UsageError` for what K-category counts cannot take
+    (``--repeats``, a log's epochs, repeated item ids), for labels outside ``--categories``
+    and for look-alike labels.
     """
     categories = getattr(args, "categories", None)
     scores = getattr(args, "scores", None)
+    log = None
     if getattr(args, "gold", None) is not None or is_harness_log(args):
-        if categories is not None or scores is not None:
-            raise UsageError(
-                "--categories and --scores read K-category verdicts from CSV/Parquet tables "
-                "(--test, --calibration); harness logs and --gold are read as correct/"
-                "incorrect verdicts. Export the verdicts to a table, or drop these options."
-            )
-        return read_counts(args)
-    judge, human = _label_values(args)
+        log = _numeric_gold(read_log_tables(args), args.human)
+        tables = _Tables(
+            log.test, log.calibration, log.judge,
+            args.human if args.gold is not None else None, log.system, log.item, log.design,
+            int(log.test["epoch"].max()) if log.log and len(log.test) else 0,
+        )  # fmt: skip
+    else:
+        tables = _Tables(
+            args.test, args.calibration, args.judge, args.human, args.system,
+            getattr(args, "item", None), getattr(args, "design", None), 0,
+        )  # fmt: skip
+    judge, human = _label_values(tables)
     found = {**judge, **human}
     if args.positive is not None:
         _check_positive(args, categories, found)
-        return read_counts(args)
+        return read_counts(args) if log is None else log_judge_counts(args, log)
     if categories is None and _binary_classes(judge) <= 2 and _binary_classes(human) <= 2:
         if getattr(args, "ordered", False):
             raise UsageError(
@@ -210,8 +251,30 @@ def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
                 "read as correct/incorrect. To score two categories, name them in order "
                 "with --categories."
             )
-        return read_counts(args)
-    return _categorical_counts(args, categories, found)
+        return read_counts(args) if log is None else log_judge_counts(args, log)
+    return _categorical_counts(args, categories, found, tables)
+
+
+def _numeric_gold(log: LogTables, human: str) -> LogTables:
+    """Read --gold's numeric text as numbers where the log's verdicts are numbers.
+
+    A CSV gold file holds ``"1"`` where lm-eval or a JSON Lines log has the verdict ``1``
+    (:func:`~bayesjudge.data.category_labels.numbers_for_text`); the binary reader matches
+    them by value, and so do K categories. The log's own verdicts are never changed.
+    """
+    verdicts = log.test[log.judge].dropna().unique().tolist()
+    frames = {"test": log.test, "calibration": log.calibration}
+    columns = [("test", human), ("calibration", log.judge), ("calibration", human)]
+    for name, column in columns:
+        frame = frames[name]
+        if frame is None or column not in frame.columns:
+            continue
+        mapping = numbers_for_text(verdicts, frame[column].dropna().unique().tolist())
+        if mapping:
+            frame = frame.copy() if frame is getattr(log, name) else frame
+            frame[column] = frame[column].map(lambda v, m=mapping: m.get(v, v))
+            frames[name] = frame
+    return log._replace(**frames)
 
 
 def _binary_classes(labels: dict) -> int:
@@ -251,15 +314,9 @@ def _check_positive(args, categories, found) -> None:
     _check_inside(_typed(categories, found), found)
 
 
-def _categorical_counts(args, given, found) -> CategoricalCounts:
+def _categorical_counts(args, given, found, tables: _Tables) -> CategoricalCounts:
     """Build CategoricalCounts from the tables (the shared-calibration case as read_counts)."""
-    if getattr(args, "repeats", None) is not None:
-        raise UsageError(
-            f"--repeats {terminal_safe(args.repeats)}: repeated verdicts of an item are not "
-            "supported for K-category verdicts yet (their counts have no clusters); keep one "
-            "verdict per item, or drop --repeats and --item to count every verdict as an "
-            "independent item on purpose."
-        )
+    _check_single_verdicts(args, tables)
     clashes = lookalikes(list(found.values()))
     if clashes:
         shown = "; ".join(f"{terminal_safe(repr(a))} and {terminal_safe(repr(b))}"
@@ -271,31 +328,50 @@ def _categorical_counts(args, given, found) -> CategoricalCounts:
         )
     categories = _typed(given, found) if given is not None else infer_categories(found.values())
     _check_inside(categories, found)
-    item = getattr(args, "item", None)
-    if item is not None:
-        _check_unique_items(args.test, item, args.system)
+    if tables.item is not None and not tables.epochs:
+        _check_unique_items(tables.test, tables.item, tables.system)
     ordered = bool(getattr(args, "ordered", False) or getattr(args, "confusion", None) == "ordinal")
-    options = {"judge": args.judge, "categories": categories, "ordered": ordered}
-    groups = {"system": args.system, "stratum": args.stratum}
-    design = getattr(args, "design", None)
-    if args.calibration is not None:
-        columns = as_frame(args.calibration, "calibration").collect_schema().names()
+    options = {"judge": tables.judge, "categories": categories, "ordered": ordered}
+    groups = {"system": tables.system, "stratum": args.stratum}
+    item, design = tables.item, tables.design
+    if tables.calibration is not None:
+        columns = as_frame(tables.calibration, "calibration").collect_schema().names()
         absent = [dim for dim, col in groups.items() if col is not None and col not in columns]
         if absent:  # one calibration set serving every system (stratum): counted once
             tests = CategoricalCounts.from_frames(
-                args.test, None, **groups, **options, human=None, item=item
+                tables.test, None, **groups, **options, human=None, item=item
             )
             kept = {dim: None if dim in absent else col for dim, col in groups.items()}
             calibration = CategoricalCounts.from_frames(
-                None, args.calibration, **kept, **options, human=args.human, design=design
-            )
+                None, tables.calibration, **kept, **options, human=tables.human,
+                design="stratified" if tables.epochs else design,  # a log's separate gold set
+            )  # fmt: skip
             counts = tests.with_calibration_from(calibration)
             return _source(counts, given)
     counts = CategoricalCounts.from_frames(
-        args.test, args.calibration, **groups, **options, human=args.human, item=item,
+        tables.test, tables.calibration, **groups, **options, human=tables.human, item=item,
         design=design,
     )  # fmt: skip
     return _source(counts, given)
+
+
+def _check_single_verdicts(args, tables: _Tables) -> None:
+    """Refuse repeated verdicts of an item (--repeats, a log's epochs): no clusters yet."""
+    if getattr(args, "repeats", None) is not None and tables.epochs <= 1:
+        raise UsageError(
+            f"--repeats {terminal_safe(args.repeats)}: repeated verdicts of an item are not "
+            "supported for K-category verdicts yet (their counts have no clusters); keep one "
+            "verdict per item, or drop --repeats and --item to count every verdict as an "
+            "independent item on purpose."
+        )
+    if tables.epochs > 1:
+        raise UsageError(
+            f"--test {terminal_safe(args.test)}: the log judged each item in {tables.epochs} "
+            "epochs; repeated verdicts of an item are not supported for K-category verdicts "
+            "yet (their counts have no clusters, and counting every epoch as an item would "
+            "understate the uncertainty). Run the evaluation with one epoch, or export one "
+            "verdict per item to a CSV/Parquet table for --test."
+        )
 
 
 def _source(counts: CategoricalCounts, given) -> CategoricalCounts:
@@ -304,7 +380,7 @@ def _source(counts: CategoricalCounts, given) -> CategoricalCounts:
     return counts
 
 
-def _label_values(args) -> tuple[dict, dict]:
+def _label_values(tables: _Tables) -> tuple[dict, dict]:
     """Return the distinct non-blank labels of the judge and of the human columns, by key.
 
     The judge column of both tables, and the human column of the calibration table (or of
@@ -312,16 +388,18 @@ def _label_values(args) -> tuple[dict, dict]:
     is left to the counting's own message. The two roles are kept apart: binary tables may
     write verdicts as yes/no and labels as 1/0.
     """
-    tables = [("test", args.test, {"judge": args.judge})]
-    if args.calibration is None:
-        tables[0][2]["human"] = args.human
+    roles = [("test", tables.test, {"judge": tables.judge})]
+    if tables.calibration is None:
+        roles[0][2]["human"] = tables.human
     else:
-        tables.append(("calibration", args.calibration, {"judge": args.judge, "human": args.human}))
+        roles.append(
+            ("calibration", tables.calibration, {"judge": tables.judge, "human": tables.human})
+        )
     found: dict = {"judge": {}, "human": {}}
-    for name, path, roles in tables:
-        frame = as_frame(path, name)
+    for name, table, columns in roles:
+        frame = as_frame(table, name)
         present = frame.collect_schema().names()
-        for role, column in roles.items():
+        for role, column in columns.items():
             if column is None or column not in present:
                 continue
             values = frame.select(nw.col(column)).unique().collect().get_column(column)
@@ -336,28 +414,27 @@ def _label_values(args) -> tuple[dict, dict]:
 
 
 def _typed(given: list[str], found: dict) -> list:
-    """Match --categories' text to the tables' labels: a Parquet int column takes ints."""
+    """Match --categories' text to the tables' labels: numeric labels take numbers.
+
+    A Parquet int column or a log's numeric verdicts (lm-eval's 0.0/0.5/1.0, Inspect's
+    numeric scores) are matched by value: ``--categories 0,0.5,1`` names 0, 0.5 and 1.
+    """
     by_text = {str(label): label for label in found.values()}
-    numbers = bool(found) and all(
-        isinstance(v, int) and not isinstance(v, bool) for v in found.values()
-    )
+    numbers = bool(found) and all(label_kind(v) == "number" for v in found.values())
+    # by float value: the text 0.1 names the float 0.1 (their exact decimals differ)
+    by_value = {float(v): v for v in found.values()} if numbers else {}
     out = []
     for text in given:
+        value = as_number(text) if numbers and "_" not in text else None
         if text in by_text:
             out.append(by_text[text])
-        elif numbers and _is_int(text):
-            out.append(int(text))
+        elif value is not None and float(value) in by_value:
+            out.append(by_value[float(value)])
+        elif value is not None:
+            out.append(plain_label(int(value) if value == value.to_integral() else float(value)))
         else:
             out.append(text)
     return out
-
-
-def _is_int(text: str) -> bool:
-    try:
-        int(text)
-    except ValueError:
-        return False
-    return "_" not in text
 
 
 def _check_inside(categories: list, found: dict) -> None:
@@ -445,3 +522,264 @@ def describe_scores(scores: dict | None) -> str:
     if not scores:
         return ""
     return ", ".join(f"{terminal_safe(c)} = {v:g}" for c, v in scores.items())
+
+
+def check_labelled(counts: CategoricalCounts) -> None:
+    """Refuse K-category counts without a human-labelled item (estimate, fit, report)."""
+    if not int(counts.calibration.sum()):
+        raise UsageError(
+            "--calibration is required (the judge's confusion between categories is estimated "
+            "from human-labelled items): pass a human-labelled CSV/Parquet file, a --test "
+            "table with a --human column filled for the labelled rows, or --gold with the "
+            "human labels of a log's items."
+        )
+
+
+# --- priors of the K-category model -----------------------------------------------------------
+
+#: The accepted forms of the prior options, for their help and messages.
+PRIOR_THETA_FORMS = (
+    "K categories: A (every category) or A1,...,AK (one per category, in the categories' "
+    "order), Dirichlet concentrations > 0; correct/incorrect verdicts: A,B (Beta(A, B))"
+)
+PRIOR_CONFUSION_FORMS = (
+    "A (every cell), D,O (D on the diagonal, O off it) or the K x K matrix row by row, "
+    "'4,1,1;1,4,1;1,1,4' (rows = truth), Dirichlet concentrations > 0"
+)
+
+
+def _numbers(text: str, what: str) -> tuple[float, ...]:
+    """Parse ``a,b,...`` into floats; ``ArgumentTypeError`` naming the forms otherwise."""
+    parts = [part.strip() for part in text.split(",")]
+    values = []
+    for part in parts:
+        try:
+            value = float(part) if part and "_" not in part else math.nan
+        except ValueError:
+            value = math.nan
+        if math.isnan(value):
+            raise argparse.ArgumentTypeError(
+                f"must be numbers separated by commas: {what}; got {text!r}"
+            )
+        values.append(value)
+    return tuple(values)
+
+
+def parse_prior_theta(text: str) -> tuple[float, ...]:
+    """Parse ``--prior-theta``: one number or several, comma-separated (argparse type).
+
+    The count is checked against the verdicts once they are read: A,B for correct/incorrect
+    verdicts, A or A1,...,AK for K categories.
+
+    Examples
+    --------
+    >>> parse_prior_theta("2"), parse_prior_theta("1, 2.5,3")
+    ((2.0,), (1.0, 2.5, 3.0))
+    """
+    return _numbers(text, PRIOR_THETA_FORMS)
+
+
+def parse_prior_confusion(text: str) -> float | tuple:
+    """Parse ``--prior-confusion``: ``A``, ``D,O`` or a matrix ``a,b;c,d`` (argparse type).
+
+    Examples
+    --------
+    >>> parse_prior_confusion("2"), parse_prior_confusion("4,1")
+    (2.0, (4.0, 1.0))
+    >>> parse_prior_confusion("4,1;1,4")
+    ((4.0, 1.0), (1.0, 4.0))
+    """
+    rows = text.split(";")
+    if len(rows) == 1:
+        values = _numbers(text, PRIOR_CONFUSION_FORMS)
+        if len(values) > 2:
+            raise argparse.ArgumentTypeError(
+                f"one number A or a pair D,O, or a matrix with its rows separated by ';'; got "
+                f"{text!r} ({len(values)} numbers in one row). Accepted: {PRIOR_CONFUSION_FORMS}"
+            )
+        return values[0] if len(values) == 1 else values
+    matrix = tuple(_numbers(row, PRIOR_CONFUSION_FORMS) for row in rows)
+    if any(len(row) != len(rows) for row in matrix):
+        raise argparse.ArgumentTypeError(
+            f"a matrix needs as many numbers in every row as it has rows (K x K, rows = "
+            f"truth); got {text!r}. Accepted: {PRIOR_CONFUSION_FORMS}"
+        )
+    return matrix
+
+
+PRIOR_ERROR_MEAN_FORMS = (
+    "MU,SD: a Normal(MU, SD) prior, SD > 0 (a negative MU with '=', e.g. "
+    "--prior-error-mean=-1.5,1.5)"
+)
+PRIOR_ERROR_SCALE_FORMS = "TAU: a HalfNormal(TAU) prior, TAU > 0, e.g. 1"
+
+
+def parse_prior_error_mean(text: str) -> tuple[float, float]:
+    """Parse ``--prior-error-mean MU,SD`` (argparse type).
+
+    Examples
+    --------
+    >>> parse_prior_error_mean("-2, 1")
+    (-2.0, 1.0)
+    """
+    values = _numbers(text, PRIOR_ERROR_MEAN_FORMS)
+    if len(values) != 2:
+        raise argparse.ArgumentTypeError(
+            f"must be two numbers, {PRIOR_ERROR_MEAN_FORMS}; got {text!r}"
+        )
+    return values
+
+
+def parse_prior_error_scale(text: str) -> float:
+    """Parse ``--prior-error-scale TAU`` (argparse type).
+
+    Examples
+    --------
+    >>> parse_prior_error_scale("0.5")
+    0.5
+    """
+    values = _numbers(text, PRIOR_ERROR_SCALE_FORMS)
+    if len(values) != 1:
+        raise argparse.ArgumentTypeError(
+            f"must be one number, {PRIOR_ERROR_SCALE_FORMS}; got {text!r}"
+        )
+    return values[0]
+
+
+def add_prior_options(parser: argparse.ArgumentParser, *, theta_help: str) -> None:
+    """Add the prior options of the K-category model (``fit``, ``report``)."""
+    parser.add_argument(
+        "--prior-theta", type=parse_prior_theta, metavar="A|A1,...,AK", help=theta_help
+    )
+    parser.add_argument(
+        "--prior-confusion",
+        type=parse_prior_confusion,
+        metavar="A|D,O|MATRIX",
+        help="K categories: the Dirichlet concentration of each confusion row (separate or "
+        f"shared calibration, free or symmetric confusion): {PRIOR_CONFUSION_FORMS}",
+    )
+    parser.add_argument(
+        "--prior-error-mean",
+        type=parse_prior_error_mean,
+        metavar="MU,SD",
+        help="K categories, hierarchical calibration (free or symmetric confusion): the prior "
+        "of the population mean of the confusion rows' off-diagonal log-ratios, "
+        f"{PRIOR_ERROR_MEAN_FORMS} (default: the model's)",
+    )
+    parser.add_argument(
+        "--prior-error-scale",
+        type=parse_prior_error_scale,
+        metavar="TAU",
+        help="K categories, hierarchical calibration: the prior of the log-ratios' spread "
+        f"across the pooled groups, {PRIOR_ERROR_SCALE_FORMS} (default: the model's)",
+    )
+
+
+#: The K-category prior options: (attribute, option, CategoricalPriors field).
+PRIOR_OPTIONS = (
+    ("prior_theta", "--prior-theta", "theta"),
+    ("prior_confusion", "--prior-confusion", "confusion"),
+    ("prior_error_mean", "--prior-error-mean", "error_logit_mean"),
+    ("prior_error_scale", "--prior-error-scale", "error_logit_scale"),
+)
+
+
+def categorical_priors(args, counts: CategoricalCounts, priors_class):
+    """Build ``CategoricalPriors`` (``priors_class``) from the --prior-* options.
+
+    Errors name the option, the value and the accepted forms; an option is refused where the
+    model has no such prior: --prior-confusion without Dirichlet rows (hierarchical
+    calibration, ordinal confusion), --prior-error-mean/-scale without a hierarchy (and the
+    mean with the ordinal confusion, whose hierarchy has its own).
+    """
+    theta = getattr(args, "prior_theta", None)
+    confusion = getattr(args, "prior_confusion", None)
+    given: dict = {}
+    k = counts.K
+    calibration = getattr(args, "calibration_model", None) or getattr(
+        args, "calibration_design", None
+    )
+    _check_hierarchy_priors(args, calibration)
+    if theta is not None:
+        shown = ",".join(f"{v:g}" for v in theta)
+        if len(theta) not in (1, k):
+            raise UsageError(
+                f"--prior-theta {shown}: {len(theta)} numbers for K = {k} categories "
+                f"{_listed(counts.categories)}; give one number (every category) or {k}, in "
+                f"the categories' order. Accepted: {PRIOR_THETA_FORMS}."
+            )
+        given["theta"] = theta[0] if len(theta) == 1 else theta
+    if confusion is not None:
+        shown = _shown_values(confusion)
+        if calibration == "hierarchical" or args.confusion == "ordinal":
+            why = (
+                "the hierarchical model draws the rows' off-diagonal log-ratios from a "
+                "population (Normal priors, models/categorical.md)"
+                if calibration == "hierarchical"
+                else "the ordinal confusion is built from cutpoints and steps with Normal "
+                "priors (models/categorical-ordinal.md)"
+            )
+            raise UsageError(
+                f"--prior-confusion {shown}: a Dirichlet prior of the confusion rows, which "
+                f"this model does not have: {why}. Drop --prior-confusion, or use separate or "
+                "shared calibration with the free or symmetric confusion."
+            )
+        matrix = isinstance(confusion, tuple) and isinstance(confusion[0], tuple)
+        if matrix and len(confusion) != k:
+            raise UsageError(
+                f"--prior-confusion {shown}: a {len(confusion)} x {len(confusion)} matrix for "
+                f"K = {k} categories {_listed(counts.categories)}. Accepted: "
+                f"{PRIOR_CONFUSION_FORMS}."
+            )
+        given["confusion"] = confusion
+    for attr, field in (
+        ("prior_error_mean", "error_logit_mean"),
+        ("prior_error_scale", "error_logit_scale"),
+    ):
+        if getattr(args, attr, None) is not None:
+            given[field] = getattr(args, attr)
+    accepted = {
+        "theta": PRIOR_THETA_FORMS,
+        "confusion": PRIOR_CONFUSION_FORMS,
+        "error_logit_mean": PRIOR_ERROR_MEAN_FORMS,
+        "error_logit_scale": PRIOR_ERROR_SCALE_FORMS,
+    }
+    options = {field: option for _, option, field in PRIOR_OPTIONS}
+    for name, value in given.items():
+        try:
+            priors_class(**{name: value})
+        except ValueError as err:
+            raw = _shown_values(value)
+            raise UsageError(f"{options[name]} {raw}: {err} Accepted: {accepted[name]}.") from None
+    return priors_class(**given)
+
+
+def _check_hierarchy_priors(args, calibration) -> None:
+    """Refuse --prior-error-mean/-scale where the model has no such prior."""
+    mean = getattr(args, "prior_error_mean", None)
+    scale = getattr(args, "prior_error_scale", None)
+    given = [(o, v) for o, v in (("--prior-error-mean", mean), ("--prior-error-scale", scale))
+             if v is not None]  # fmt: skip
+    if given and calibration != "hierarchical":
+        option, value = given[0]
+        raise UsageError(
+            f"{option} {_shown_values(value)}: a prior of the hierarchical calibration model "
+            f"(the confusion across pooled groups); this fit's calibration is {calibration!r}. "
+            "Use --calibration-model hierarchical (report: --calibration-design), or "
+            "--prior-confusion for the Dirichlet rows of separate or shared calibration."
+        )
+    if mean is not None and args.confusion == "ordinal":
+        raise UsageError(
+            f"--prior-error-mean {_shown_values(mean)}: the ordinal confusion's hierarchy "
+            "has Normal priors of its own cutpoints and steps (models/categorical-ordinal.md), "
+            "not a prior of the off-diagonal log-ratios; drop it (--prior-error-scale sets "
+            "its spread)."
+        )
+
+
+def _shown_values(value) -> str:
+    if isinstance(value, tuple) and value and isinstance(value[0], tuple):
+        return ";".join(",".join(f"{v:g}" for v in row) for row in value)
+    if isinstance(value, tuple):
+        return ",".join(f"{v:g}" for v in value)
+    return f"{value:g}"

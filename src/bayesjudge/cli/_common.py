@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import os
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -391,13 +392,36 @@ def is_harness_log(args) -> bool:
     return fmt in HARNESS_FORMATS
 
 
-def _read_log_counts(args) -> JudgeCounts:
-    """Count --test read by ``data.harness.read_table``, joined with --gold's human labels.
+class LogTables(NamedTuple):
+    """--test read by ``data.harness.read_table`` and joined with --gold: what both counts take.
+
+    ``test`` and ``calibration`` are the tables to count (``calibration`` the gold rows of
+    the stratified design, else None); ``judge``, ``item`` and ``system`` name their columns
+    (a log's tidy ``judge``, ``item`` and ``system``, a table's own columns); ``repeats`` the
+    ``from_frames`` option numbering repeated verdicts of an item (``{}`` when none).
+    """
+
+    test: pd.DataFrame
+    calibration: pd.DataFrame | None
+    design: str | None
+    judge: str
+    item: str
+    system: str | None
+    repeats: dict
+    log: bool
+    positive: object
+
+
+def read_log_tables(args) -> LogTables:
+    """Read --test with ``data.harness.read_table`` and join --gold's human labels by item id.
 
     A log's rows are one verdict each (``item``, ``system``, ``judge``, ``epoch``); epochs of
-    an item are its repeated verdicts (``from_frames(repeats="epoch")``); JSON Lines take
+    an item are its repeated verdicts (``repeats={"repeats": "epoch"}``); JSON Lines take
     their epoch key from --repeats, CSV/Parquet tables joined with --gold their --repeats
-    column. Inspect's "C" means correct unless --positive says otherwise.
+    column. Item ids are text (``"007"`` is not ``"7"``); --gold's labels are joined by
+    :func:`bayesjudge.data.harness.join_gold`: labels of judged items are the random design's
+    one table (``test`` with the --human column), a separate set with its own judge column the
+    stratified design. The verdict values are kept as the log has them.
     """
     if args.calibration is not None:
         raise UsageError(
@@ -432,14 +456,39 @@ def _read_log_counts(args) -> JudgeCounts:
     else:
         test, calibration, design = table, None, None
     # Labelled items judged in several epochs are clusters of the calibration too.
-    repeats = log and test["epoch"].nunique() > 1
-    positive = args.positive
-    if positive is None and table.attrs.get("positive") is not None:
-        positive = {judge: table.attrs["positive"]}
-    options = {"judge": judge, "positive": positive, "stratum": args.stratum}
-    system = "system" if log else args.system
+    epochs = log and test["epoch"].nunique() > 1
     # a log's epochs; a CSV/Parquet table's --repeats column, which from_frames checks
-    repeat = {"repeats": "epoch"} if repeats else {} if log else {"repeats": given}
+    repeats = {"repeats": "epoch"} if epochs else {} if log else {"repeats": given}
+    return LogTables(
+        test=test,
+        calibration=calibration,
+        design=getattr(args, "design", None) or design,
+        judge=judge,
+        item=item,
+        system="system" if log else args.system,
+        repeats={k: v for k, v in repeats.items() if v is not None},
+        log=log,
+        positive=table.attrs.get("positive"),
+    )
+
+
+def _read_log_counts(args) -> JudgeCounts:
+    """Count --test and --gold (:func:`read_log_tables`) as correct/incorrect verdicts."""
+    return log_judge_counts(args, read_log_tables(args))
+
+
+def log_judge_counts(args, tables: LogTables) -> JudgeCounts:
+    """Count :func:`read_log_tables`' tables as binary verdicts.
+
+    Inspect's "C" means correct unless --positive says otherwise. A gold file without the
+    system column of a log of several systems is one calibration set serving every system.
+    """
+    test, calibration, judge, item = tables.test, tables.calibration, tables.judge, tables.item
+    positive = args.positive
+    if positive is None and tables.positive is not None:
+        positive = {judge: tables.positive}
+    options = {"judge": judge, "positive": positive, "stratum": args.stratum}
+    system, repeat = tables.system, tables.repeats
     if calibration is not None and system is not None and system not in calibration.columns:
         # One calibration set for every system: counted once, attached to each (read_counts).
         tests = JudgeCounts.from_frames(test, None, system=system, item=item, **options, **repeat)
@@ -454,7 +503,7 @@ def _read_log_counts(args) -> JudgeCounts:
         human=args.human if args.gold is not None else None,
         system=system,
         item=item,
-        design=getattr(args, "design", None) or design,
+        design=tables.design,
         **repeat,
     )
 

@@ -10,6 +10,7 @@ from bayesjudge._text import fmt_number
 from bayesjudge.categorical_estimate import CATEGORICAL_METHODS
 from bayesjudge.cli._categorical import (
     add_category_options,
+    check_labelled,
     describe_categories,
     describe_scores,
     read_table_counts,
@@ -224,12 +225,7 @@ def _run_categorical(args, counts: CategoricalCounts) -> int:
             f"--estimand {args.estimand} is not available for K-category verdicts: only the "
             "population shares are estimated. Drop --estimand."
         )
-    if not int(counts.calibration.sum()):
-        raise UsageError(
-            "--calibration is required (the judge's confusion between categories is estimated "
-            "from human-labelled items): pass a human-labelled CSV/Parquet file, or a --test "
-            "table with a --human column filled for the labelled rows."
-        )
+    check_labelled(counts)
     scores = score_map(args.scores, counts.categories)
     result = estimate(
         counts,

@@ -12,7 +12,12 @@ import xarray as xr
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import fmt_number, format_probability, pair_label, terminal_safe
 from bayesjudge.cli._categorical import (
+    PRIOR_OPTIONS,
+    PRIOR_THETA_FORMS,
     add_category_options,
+    add_prior_options,
+    categorical_priors,
+    check_labelled,
     describe_categories,
     describe_scores,
     read_table_counts,
@@ -35,6 +40,7 @@ from bayesjudge.cli._common import (
 )
 from bayesjudge.data import CategoricalCounts
 from bayesjudge.report import comparison_rows
+from bayesjudge.report.categorical_sections import describe_priors
 
 _LABELS = {
     "theta": "θ",
@@ -112,7 +118,7 @@ def _add_model_options(fit: argparse.ArgumentParser) -> None:
         help="θ of the population the items were drawn from (default), or the share of truly "
         "correct answers among this evaluation's items (the posterior holds theta_test)",
     )
-    fit.add_argument("--prior-theta", type=_prior, metavar="A,B", help="Beta prior of θ (1,1)")
+    add_prior_options(fit, theta_help=f"prior of θ (default: flat). {PRIOR_THETA_FORMS}")
     fit.add_argument(
         "--prior-q0", type=_prior, metavar="A,B|VALUE", help="Beta prior of q0, or a known q0"
     )
@@ -270,9 +276,25 @@ def _sampling(args) -> dict:
 
 def _fit_priors(args, priors_class):
     """Build ``Priors`` (``priors_class``) from the --prior-* options; errors name the option."""
+    given = [option for attr, option, _ in PRIOR_OPTIONS[1:] if getattr(args, attr) is not None]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: a prior of the K-category model's confusion; these label "
+            "columns are read as correct/incorrect (q0, q1): use --prior-q0 and --prior-q1, or "
+            "give --categories to read the labels as categories."
+        )
+    theta = args.prior_theta
+    if theta is not None and len(theta) != 2:
+        raise UsageError(
+            f"--prior-theta {','.join(f'{v:g}' for v in theta)}: for correct/incorrect "
+            "verdicts θ takes A,B, the parameters of a Beta(A, B) prior (e.g. 2,2); one number "
+            "or K numbers are the Dirichlet prior of K categories (with --categories)."
+        )
     given = {}
     for field in ("theta", "q0", "q1"):
         value = getattr(args, f"prior_{field}")
+        if field == "theta" and value is not None:
+            value = tuple(value)
         if value is None:
             continue
         option = f"--prior-{field.replace('_', '-')}"
@@ -429,7 +451,6 @@ def _print_tables(summary: pd.DataFrame, comparisons: pd.DataFrame, ci: str) -> 
 
 #: Options of the binary model that K-category fits do not take: (attribute, default, flag).
 _BINARY_ONLY = (
-    ("prior_theta", None, "--prior-theta"),
     ("prior_q0", None, "--prior-q0"),
     ("prior_q1", None, "--prior-q1"),
     ("judge_better_than_chance", False, "--judge-better-than-chance"),
@@ -446,16 +467,12 @@ def _run_categorical(args, counts: CategoricalCounts, save) -> int:
     if given:
         raise UsageError(
             f"{', '.join(given)}: options of the binary model (q0, q1); K-category verdicts "
-            "are fitted by NUTS (nutpie) with flat Dirichlet priors, the population shares "
-            "per (system, stratum) group. Drop them (other priors: "
-            "bayesjudge.models.categorical.CategoricalPriors in Python)."
+            "are fitted by NUTS (nutpie), priors set by --prior-theta, --prior-confusion, "
+            "--prior-error-mean and --prior-error-scale, the population shares per (system, "
+            "stratum) group. Drop them."
         )
-    if not int(counts.calibration.sum()):
-        raise UsageError(
-            "--calibration is required (the judge's confusion between categories is estimated "
-            "from human-labelled items): pass a human-labelled CSV/Parquet file, or a --test "
-            "table with a --human column filled for the labelled rows."
-        )
+    check_labelled(counts)
+    priors = categorical_priors(args, counts, bayesian("categorical").CategoricalPriors)
     scores = score_map(args.scores, counts.categories)
     sampling = {"draws": args.draws, "tune": args.tune, "chains": args.chains,
                 "random_seed": args.seed, "progressbar": show_progress_for(args)}  # fmt: skip
@@ -463,7 +480,7 @@ def _run_categorical(args, counts: CategoricalCounts, save) -> int:
         sampling["target_accept"] = args.target_accept
     result = bayesian("fit").fit(
         counts, calibration=args.calibration_model, pool_over=args.pool_over,
-        confusion=args.confusion, scores=scores, **sampling,
+        confusion=args.confusion, scores=scores, priors=priors, **sampling,
     )  # fmt: skip
     summary = _categorical_summary(result.summary(ci_prob=args.ci_prob))
     comparisons = pd.DataFrame()
@@ -485,9 +502,10 @@ def _run_categorical(args, counts: CategoricalCounts, save) -> int:
     print(
         f"data: {_describe_categorical_design(counts.design)}\n"
         f"{describe_categories(counts)}\n"
-        f"model: θ ~ Dirichlet per group (flat); confusion {config['confusion']}, calibration "
+        f"model: θ ~ Dirichlet per group; confusion {config['confusion']}, calibration "
         f"{config['calibration']}{pooled}"
         + (f"; scores {describe_scores(scores)}" if scores else "")
+        + f"\npriors: {describe_priors(config)}"
         + f"\nsampler: nutpie, {config['chains']} chains x {config['draws']} draws after "
         f"{config['tune']} tuning steps, target_accept {config['target_accept']:g}, seed "
         f"{seed} (repeat with --seed {seed})\n"

@@ -18,7 +18,11 @@ import numpy as np
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import terminal_safe
 from bayesjudge.cli._categorical import (
+    PRIOR_OPTIONS,
     add_category_options,
+    add_prior_options,
+    categorical_priors,
+    check_labelled,
     describe_categories,
     read_table_counts,
     score_map,
@@ -51,6 +55,7 @@ from bayesjudge.compare import compare
 from bayesjudge.data import MAX_PAIRED_SYSTEMS, CategoricalCounts
 from bayesjudge.report import write_report
 from bayesjudge.report.categorical import build_categorical_report
+from bayesjudge.report.categorical_sections import describe_priors
 from bayesjudge.studies._framework import staged_folder
 from bayesjudge.warnings import ConvergenceWarning
 
@@ -87,6 +92,11 @@ def add_parser(subparsers) -> None:
         default="free",
         choices=["free", "symmetric", "ordinal"],
         help="K categories: the confusion matrix of the Bayesian fit (as fit's --confusion)",
+    )
+    add_prior_options(
+        rep,
+        theta_help="K categories: the Dirichlet concentration of θ in the Bayesian fit, one "
+        "number or one per category in the categories' order (default: the model's, flat)",
     )
     add_sampling_sizes(rep, tune_help="MCMC tuning steps per chain")
     rep.add_argument(
@@ -130,6 +140,14 @@ def run(args) -> int:
         raise UsageError(
             f"--confusion {args.confusion} is a model of K-category verdicts; these label "
             "columns are read as correct/incorrect (q0, q1). Drop --confusion, or give "
+            "--categories to read the labels as categories."
+        )
+    given = [option for attr, option, _ in PRIOR_OPTIONS if getattr(args, attr) is not None]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)}: priors of the K-category model; the report of correct/"
+            "incorrect verdicts fits θ, q0, q1 with Beta(1, 1) priors (other priors: "
+            "'bayesjudge fit --prior-theta/--prior-q0/--prior-q1 --save FIT.nc'), or give "
             "--categories to read the labels as categories."
         )
     if not int(counts.dataset["m0"].sum() + counts.dataset["m1"].sum()):
@@ -282,13 +300,16 @@ def _run_categorical(args, counts: CategoricalCounts, out: Path) -> int:
             "verdicts ranks and compares systems on --scores, with MCMC (--method auto or mcmc) "
             "or closed forms only (--method none). Drop these options."
         )
-    if not int(counts.calibration.sum()):
+    check_labelled(counts)
+    priors = None
+    given = [option for attr, option, _ in PRIOR_OPTIONS if getattr(args, attr) is not None]
+    if args.method == "none" and given:
         raise UsageError(
-            "--calibration is required: the report corrects the judge's verdicts with "
-            "human-labelled items, a calibration table (CSV/Parquet with the --judge and "
-            "--human columns) or a --human column of the --test table filled for the labelled "
-            "rows."
+            f"{', '.join(given)}: priors of the Bayesian fit, which --method none does not "
+            "run. Drop them, or use --method auto or mcmc."
         )
+    if args.method != "none":
+        priors = categorical_priors(args, counts, bayesian("categorical").CategoricalPriors)
     scores = score_map(args.scores, counts.categories)
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
     fit_result = None
@@ -298,8 +319,8 @@ def _run_categorical(args, counts: CategoricalCounts, out: Path) -> int:
             warnings.simplefilter("ignore", ConvergenceWarning)
             fit_result = bayesian("fit").fit(
                 counts, calibration=args.calibration_design, confusion=args.confusion,
-                scores=scores, draws=args.draws, tune=args.tune, chains=args.chains,
-                random_seed=seed, progressbar=show_progress_for(args),
+                scores=scores, priors=priors, draws=args.draws, tune=args.tune,
+                chains=args.chains, random_seed=seed, progressbar=show_progress_for(args),
             )  # fmt: skip
     report = build_categorical_report(
         None if fit_result is not None else counts, fit=fit_result, scores=scores,
@@ -310,6 +331,8 @@ def _run_categorical(args, counts: CategoricalCounts, out: Path) -> int:
         f"Bayesian fit: mcmc ({args.calibration_design} calibration, {args.confusion} confusion)"
     )  # fmt: skip
     print(describe_categories(counts))
+    if fit_result is not None:
+        print(f"priors: {describe_priors(fit_result.config)}")
     print(
         f"report: {_plural(counts.sizes['system'], 'system', 'systems')} × "
         f"{_plural(counts.sizes['stratum'], 'stratum', 'strata')}, "

@@ -18,6 +18,8 @@ import numpy as np
 from bayesjudge.core._validation import MAX_COUNT
 from bayesjudge.data._common import is_blank, plain_value, sorted_labels
 
+_INT64 = np.iinfo(np.int64)
+
 
 def as_number(value) -> Decimal | None:
     """Return the exact value of a number or of numeric text (``"01"``, ``"1.0"``); else None.
@@ -125,10 +127,11 @@ def show_pairs(pairs: list[tuple]) -> str:
 def category_array(categories, name: str = "categories") -> np.ndarray:
     """Check category labels (at least two, present, unique, no look-alikes) and return them.
 
-    Strings stay strings and ints ints (as 1-D arrays of that dtype); anything else is an
-    object array. Labels that are different values but print alike or compare equal (``1``
-    and ``"1"``, ``1`` and ``True``) or are one number written differently (``"1"`` and
-    ``"01"``) are refused: they would be separate categories that look the same.
+    Strings stay strings, ints ints and numbers with a fraction among them floats (as 1-D
+    arrays of that dtype); anything else, and ints beyond 64 bits, an object array. Labels
+    that are different values but print alike or compare equal (``1`` and ``"1"``, ``1`` and
+    ``True``) or are one number written differently (``"1"`` and ``"01"``) are refused: they
+    would be separate categories that look the same.
 
     Parameters
     ----------
@@ -198,8 +201,15 @@ def category_array(categories, name: str = "categories") -> np.ndarray:
     if all(isinstance(v, str) for v in values):
         return np.array(values, dtype=str)
     if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
-        return np.array(values, dtype=np.int64)
-    return np.array(values, dtype=object)
+        if all(_INT64.min <= v <= _INT64.max for v in values):
+            return np.array(values, dtype=np.int64)
+    elif all(isinstance(v, int | float) and not isinstance(v, bool) for v in values):
+        # ints and fractions (0, 0.5, 1): one float array, as xarray would index them anyway
+        if all(isinstance(v, float) or abs(v) <= 2**53 for v in values):
+            return np.array(values, dtype=np.float64)
+    array = np.empty(len(values), dtype=object)  # ints beyond 64 bits stay Python ints
+    array[:] = values
+    return array
 
 
 def infer_categories(values: Iterable) -> list:
@@ -230,3 +240,35 @@ def label_key(value) -> tuple:
     (True, False)
     """
     return (label_kind(value), value)
+
+
+def numbers_for_text(reference: Iterable, labels: Iterable) -> dict:
+    """Return ``{text: number}`` to read numeric-text labels as the numbers of ``reference``.
+
+    A gold file read from CSV holds text (``"1"``, ``"0.5"``) where a harness log's verdicts
+    are numbers (lm-eval's ``1.0``, a numeric grade): the labels are then read by value, as
+    the binary reader matches ``"1"`` and ``1``. Empty (nothing is converted) unless every
+    non-blank reference label is a number and every non-blank label is numeric text, and no
+    two labels are one number written differently (``"1"`` and ``"01"``: left as text for
+    the look-alike error to name them). Whole numbers become ints.
+
+    Examples
+    --------
+    >>> numbers_for_text([1, 0.5, 0], ["1", "0.5", "0"])
+    {'1': 1, '0.5': 0.5, '0': 0}
+    >>> numbers_for_text([1, 2], ["1", "01"]), numbers_for_text(["A"], ["1"])
+    ({}, {})
+    """
+    numbers = [plain_label(v) for v in reference if not is_blank(v)]
+    if not numbers or any(label_kind(v) != "number" for v in numbers):
+        return {}
+    texts = list(dict.fromkeys(v for v in labels if not is_blank(v)))
+    if not texts or any(not isinstance(v, str) or as_number(v) is None for v in texts):
+        return {}
+    values = {text: as_number(text) for text in texts}
+    if len(set(values.values())) < len(values):
+        return {}
+    return {
+        text: plain_label(int(value) if value == value.to_integral() else float(value))
+        for text, value in values.items()
+    }

@@ -790,7 +790,8 @@ def join_gold(
         one table with a ``human`` column, missing for the unlabelled rows (the random
         labelling design's one-table form), ``calibration`` None. ``design="stratified"`` when
         no labelled item is in the log and the gold file has its own judge column: ``test`` is
-        the log, ``calibration`` the gold rows.
+        the log, ``calibration`` the gold rows (without a ``system`` column: one calibration
+        set serving every system of the log).
 
     Raises
     ------
@@ -828,12 +829,6 @@ def join_gold(
     log[item] = _text_column(log[item])
     labels[item] = _text_column(labels[item])
     keys = [item] + [c for c in ("system", "epoch") if c in labels.columns and c in log.columns]
-    if "system" not in keys and "system" in log.columns and log["system"].nunique() > 1:
-        raise ValueError(
-            f"The log holds {log['system'].nunique()} systems and the gold file has no 'system' "
-            f"column: a human label is about one system's answer. Add a system column naming "
-            f"the system of each labelled answer."
-        )
     if "epoch" in keys:
         labels["epoch"] = labels["epoch"].astype(np.int64)
     repeated = labels.duplicated(keys, keep=False)
@@ -842,6 +837,18 @@ def join_gold(
             f"The gold file labels {_shown(sorted(set(labels.loc[repeated, item])))} more than "
             f"once (by {keys}); keep one label per item."
         )
+    if "system" not in keys and "system" in log.columns and log["system"].nunique() > 1:
+        # A separate calibration set (own judge column, no judged item) serves every system.
+        separate = judge in labels.columns and not labels[item].isin(set(log[item])).any()
+        if not separate:
+            raise ValueError(
+                f"The log holds {log['system'].nunique()} systems and the gold file has no "
+                f"'system' column: a label of a judged item is about one system's answer. Add a "
+                f"system column naming the system of each labelled answer (a separate "
+                f"calibration set, with its own {judge!r} column and ids not in the log, serves "
+                f"every system without one)."
+            )
+        return GoldJoin(log, labels, "stratified")
     judged = pd.MultiIndex.from_frame(log[keys].astype(str).drop_duplicates())
     inside = pd.MultiIndex.from_frame(labels[keys].astype(str)).isin(judged)
     if inside.all():

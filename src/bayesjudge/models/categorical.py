@@ -19,6 +19,12 @@ pooled groups, non-centred). ``confusion="symmetric"`` or ``"ordinal"`` replace 
 by the structured confusions of :mod:`bayesjudge.models.confusion_structures`. At K = 2 the
 model is the binary one of :mod:`bayesjudge.models.build` with q0 = C[0, 0], q1 = C[1, 1]
 and θ = θ[1] (the second category is "correct"). The model card is ``models/categorical.md``.
+
+The PyMC model is the definition. nutpie samples ``confusion="free"`` (every calibration
+model, both designs) through hand-written numba kernels of the same log density and gradient
+(:mod:`bayesjudge.models.categorical_numba`, tested equal to this model's compiled ones),
+which compile in seconds where numba needs minutes for PyTensor's graph; the structured
+confusions through nutpie's compile of the model's graph.
 """
 
 from __future__ import annotations
@@ -49,6 +55,7 @@ from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit, is_seed
 from bayesjudge.data import DIMS, CategoricalCounts, JudgeCounts
+from bayesjudge.models import categorical_numba
 from bayesjudge.models.confusion_structures import ordinal_confusion, symmetric_preference_confusion
 from bayesjudge.models.storage import DIGEST_ATTR, content_digest
 from bayesjudge.report.categorical import build_categorical_report
@@ -756,14 +763,61 @@ def _structure_key(arrays: _Arrays, config: dict) -> str:
     return json.dumps(key, sort_keys=True)
 
 
+def uses_kernels(config: dict) -> bool:
+    """Whether the model has hand-written kernels (:mod:`.categorical_numba`).
+
+    ``confusion="free"`` (every calibration model, both designs) does; the structured
+    confusions are sampled through PyTensor's compiled graph.
+    """
+    return config["confusion"] == "free"
+
+
+def _compile_kernels(model: pm.Model, arrays: _Arrays, config: dict):
+    """Return the nutpie model of the hand-written log density of ``model``.
+
+    The kernels are checked against PyMC's log density and gradient by the tests; here the
+    free variables' names and order are checked against the model they stand for.
+    """
+    priors = CategoricalPriors.from_dict(config["priors"])
+    k = arrays.k
+    layout = categorical_numba.free_layout(
+        arrays.test,
+        arrays.calibration,
+        design=arrays.design,
+        calibration_model=config["calibration"],
+        pool_over=config["pool_over"],
+        alpha_theta=priors.theta_alpha(k),
+        alpha_confusion=priors.confusion_alpha(k),
+        error_logit_mean=priors.error_logit_mean,
+        error_logit_scale=priors.error_logit_scale,
+    )
+    free = [model.rvs_to_values[v].name for v in model.free_RVs]
+    if free != layout.names:  # a model change the kernels do not follow: a bug, say so
+        raise RuntimeError(
+            f"The hand-written K-category kernels expect the free variables {layout.names}, "
+            f"but the PyMC model has {free}; update bayesjudge.models.categorical_numba."
+        )
+    values = _score_vector(config["scores"], arrays.categories)
+    return categorical_numba.compile_free_model(
+        layout,
+        coords={name: list(labels) for name, labels in model.coords.items()},
+        dims=model.named_vars_to_dims,
+        scores=values,
+    )
+
+
 def compile_categorical(model: pm.Model, arrays: _Arrays, config: dict):
     """Return the nutpie-compiled model, cached by model structure.
 
-    A cached model gets the new data (every data container); refits of the same structure
-    (new counts, new seed) skip numba's compile.
+    ``confusion="free"`` gets the hand-written kernels of :mod:`.categorical_numba`
+    (seconds to compile, kept on disk by numba); the structured confusions get PyTensor's
+    numba compile of the model's graph, cached in memory by structure: a cached model gets
+    the new data (every data container), so refits of the same structure skip the compile.
     """
     import nutpie
 
+    if uses_kernels(config):
+        return _compile_kernels(model, arrays, config)
     key = _structure_key(arrays, config)
     compiled = _COMPILED.get(key)
     if compiled is None:

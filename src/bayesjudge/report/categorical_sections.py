@@ -19,7 +19,7 @@ from bayesjudge.report.document import Plain, ReportSection
 from bayesjudge.report.figures import CONFUSION_PANELS_MAX
 from bayesjudge.report.tables import BOTTOM_LINE_MAX_SYSTEMS, SETTLED_PROBABILITY
 
-__all__ = ["CATEGORICAL_SECTIONS", "REFERENCES", "write_categorical_sections"]
+__all__ = ["CATEGORICAL_SECTIONS", "REFERENCES", "describe_priors", "write_categorical_sections"]
 
 #: The K-category report's sections, in order: key and title. The bottom line comes first.
 CATEGORICAL_SECTIONS = {
@@ -486,12 +486,65 @@ def _write_methods(s: ReportSection, c: _Context) -> None:
             "and, under the random design, the labelled items' truth ~ Multinomial(m, θ). "
             "Scores and their differences are computed draw by draw, P(a > b) is the share of "
             "draws with a positive difference. Model cards: `models/categorical.md`.",
+            *(
+                [f"**Priors of this fit**: {describe_priors(c.fit.config)}."]
+                if c.fit is not None
+                else []
+            ),
             "**Conditioning**: σ_min of Ĉ on the sum-zero subspace bounds the amplification of "
             "errors, ‖δθ‖ ≤ ‖δp − δĈᵀθ‖ / σ_min (Lipton et al. 2018).",
         ]
     )
     s.text("References:")
     s.bullets(list(REFERENCES))
+
+
+def describe_priors(config: dict) -> str:
+    """Return the priors of a K-category fit in words, from its ``config`` (the values used).
+
+    Examples
+    --------
+    >>> config = {"categories": ["A", "tie", "B"], "calibration": "separate",
+    ...           "confusion": "free", "priors": {"theta": 1.0, "confusion": [4.0, 1.0],
+    ...           "error_logit_mean": [-1.5, 1.5], "error_logit_scale": 1.0}}
+    >>> describe_priors(config)
+    'θ ~ Dirichlet(1, 1, 1) (flat); confusion rows ~ Dirichlet(4 on the diagonal, 1 off it)'
+    >>> describe_priors(config | {"priors": {**config["priors"], "confusion": 1.0}})
+    'θ ~ Dirichlet(1, 1, 1) (flat); confusion rows ~ Dirichlet(1 in every cell) (flat)'
+    >>> for part in describe_priors(config | {"calibration": "hierarchical"}).split("; "):
+    ...     print(part)
+    θ ~ Dirichlet(1, 1, 1) (flat)
+    confusion rows' off-diagonal log-ratios ~ Normal(μ, σ), μ ~ Normal(-1.5, 1.5), σ ~ HalfNormal(1)
+    """
+    priors, k = config["priors"], len(config["categories"])
+    theta = priors["theta"]
+    alphas = [theta] * k if not isinstance(theta, list) else theta
+    text = f"θ ~ Dirichlet({', '.join(f'{a:g}' for a in alphas)})"
+    if all(a == 1 for a in alphas):
+        text += " (flat)"
+    if config["confusion"] == "ordinal":
+        scale = (
+            f", population spread σ ~ HalfNormal({priors['error_logit_scale']:g})"
+            if config["calibration"] == "hierarchical"
+            else ""
+        )
+        return text + f"; ordinal confusion: Normal priors of its cutpoints and steps{scale}"
+    if config["calibration"] == "hierarchical":
+        mu, sd = priors["error_logit_mean"]
+        return text + (
+            f"; confusion rows' off-diagonal log-ratios ~ Normal(μ, σ), μ ~ Normal({mu:g}, "
+            f"{sd:g}), σ ~ HalfNormal({priors['error_logit_scale']:g})"
+        )
+    conf = priors["confusion"]
+    if isinstance(conf, list) and conf and isinstance(conf[0], list):
+        rows = "; ".join(", ".join(f"{v:g}" for v in row) for row in conf)
+        shown = f"the rows of [{rows}]"
+    elif isinstance(conf, list):
+        shown = f"{conf[0]:g} on the diagonal, {conf[1]:g} off it"
+    else:
+        shown = f"{conf:g} in every cell"
+    flat = " (flat)" if not isinstance(conf, list) and conf == 1 else ""
+    return text + f"; confusion rows ~ Dirichlet({shown}){flat}"
 
 
 def _write_reproducibility(s: ReportSection, c: _Context) -> None:
