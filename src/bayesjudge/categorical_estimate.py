@@ -193,7 +193,9 @@ def estimate_categorical(
         keeps its width where a share is estimated at 0. ``"wald"``: estimate ± z·SE, cut to
         the range; it collapses at a share of 0 (kept for comparison).
         ``"bootstrap"``: percentile bootstrap resampling the test set and the calibration by
-        the counts' design (:func:`~bayesjudge.core.categorical.bootstrap_linear`).
+        the counts' design, each calibration row from ``(c_i + 1/K) / (m_i + 1)`` so that an
+        empty cell is not resampled as a zero error rate
+        (:func:`~bayesjudge.core.categorical.bootstrap_linear`).
     alpha : float, default 0.05
         One minus the coverage (``ci_prob = 1 - alpha``).
     scores : dict, optional
@@ -358,8 +360,9 @@ def compare_categorical(
         ``"delta"``: Wald interval of the unprojected difference with the delta-method SE
         (:func:`~bayesjudge.core.categorical.score_difference`), cut to ± the score's range.
         ``"bootstrap"``: percentile interval of the projected difference from resamples of
-        each system's test and calibration counts (one shared calibration resample for both
-        systems with ``calibration="shared"``).
+        each system's test and (smoothed, as in :func:`estimate_categorical`) calibration
+        counts (one shared calibration resample for both systems with
+        ``calibration="shared"``).
     alpha : float, default 0.05
         One minus the coverage.
     calibration : {"separate", "shared"}, default "separate"

@@ -206,6 +206,18 @@ def test_fit_samples_the_free_confusion_through_the_kernels(calibration):
     np.testing.assert_allclose(mean, share, atol=0.05)
 
 
+@pytest.mark.parametrize("categories", [[1, 2, 3], [0.0, 0.5, 1.0]], ids=["int", "float"])
+def test_numeric_categories_are_coordinates_of_the_kernels_fit(categories):
+    # Regression: nutpie refused a plain list of numbers as coordinates ("List item is not a
+    # string"), so a 1–5 rubric with integer grades could not be fitted through the kernels.
+    test, cal = _data(3)
+    counts = CategoricalCounts.from_counts(test[0, 0], cal[0, 0], categories=categories)
+    with pytest.warns(cm.ConvergenceWarning):  # 2 × 100 draws
+        fit = cm.fit_categorical(counts, draws=100, tune=100, chains=2, random_seed=1)
+    assert fit.posterior["theta"].coords["category"].values.tolist() == categories
+    assert fit.posterior["confusion"].sel(truth=categories[0]).sizes["verdict"] == 3
+
+
 @pytest.mark.slow
 def test_the_kernels_and_pytensors_graph_give_the_same_posterior():
     # Same model, two compiled densities (the kernels; nutpie's numba compile of PyMC's

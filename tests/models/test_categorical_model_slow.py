@@ -37,18 +37,18 @@ CATS = ["A", "tie", "B"]
 # ----------------------------------------------------------------------------- reference
 
 
-def importance_reference(test, cal, *, design, draws=10**6, seed=0):
-    """Posterior draws and weights of θ and C for one group with flat Dirichlet priors.
+def importance_reference(test, cal, *, design, row_alpha, draws=10**6, seed=0):
+    """Posterior draws and weights of θ and C for one group, flat θ, Dirichlet(row_alpha) rows.
 
     Written from the model's definition, not from the package: C[t] is drawn from its
-    posterior given the calibration counts alone, Dirichlet(1 + cal[t]); θ from its prior
+    posterior given the calibration counts alone, Dirichlet(row_alpha + cal[t]); θ from its prior
     Dirichlet(1) (stratified design) or Dirichlet(1 + m) with m the truth totals (random
     design: the truth counts are a Multinomial(Σm, θ) sample, conjugate); the weight is the
     multinomial likelihood of the test counts, Π_v (Cᵀθ)_v^{test_v}. Returns (θ, C, w).
     """
     rng = np.random.default_rng(seed)
     k = len(test)
-    conf = np.stack([rng.dirichlet(1.0 + cal[t], size=draws) for t in range(k)], axis=1)
+    conf = np.stack([rng.dirichlet(row_alpha + cal[t], size=draws) for t in range(k)], axis=1)
     alpha = 1.0 + (cal.sum(-1) if design == "random" else np.zeros(k))
     theta = rng.dirichlet(alpha, size=draws)
     p = np.einsum("dt,dtv->dv", theta, conf)
@@ -61,8 +61,10 @@ def _weighted_cdf(x, w, at):
     return float(w[x <= at].sum())
 
 
-def _check_against_reference(fit, test, cal, design):
-    theta_ref, conf_ref, w = importance_reference(test, cal, design=design, seed=11)
+def _check_against_reference(fit, test, cal, design, row_alpha):
+    theta_ref, conf_ref, w = importance_reference(
+        test, cal, design=design, row_alpha=row_alpha, seed=11
+    )
     ess_is = 1.0 / (w**2).sum()
     assert ess_is > 2e4, ess_is  # enough effective reference draws for the tolerance below
     post = fit.posterior
@@ -96,16 +98,19 @@ def test_k3_posterior_matches_importance_sampling(design):
     test = np.array([31, 12, 17])
     cal = np.array([[14, 3, 1], [2, 9, 3], [1, 2, 12]])
     counts = CategoricalCounts.from_counts(test, cal, categories=CATS, design=design)
+    # The default priors: flat θ, Perks's Dirichlet(1/3) rows (written here, not read).
     fit = cm.fit_categorical(counts, draws=2000, chains=4, random_seed=3)
-    _check_against_reference(fit, test, cal, design)
+    _check_against_reference(fit, test, cal, design, row_alpha=1 / 3)
 
 
 @pytest.mark.parametrize("design", ["stratified", "random"])
 def test_k2_posterior_equals_the_binary_exact_engine(design):
-    # k of n judged correct, tn of m0 and tp of m1 calibration items; flat priors both sides.
+    # k of n judged correct, tn of m0 and tp of m1 calibration items; flat priors both sides
+    # (the K-category default rows are Perks's Dirichlet(1/2): ask for flat ones).
     k, n, tn, m0, tp, m1 = 420, 1000, 70, 100, 88, 100
     binary = bj.JudgeCounts.from_counts(n=n, k=k, m0=m0, tn=tn, m1=m1, tp=tp, design=design)
-    fit = cm.fit_categorical(binary, draws=2000, chains=4, random_seed=5)
+    flat = cm.CategoricalPriors(confusion=1.0)
+    fit = cm.fit_categorical(binary, priors=flat, draws=2000, chains=4, random_seed=5)
     exact = exact_marginals(k, n, tn, m0, tp, m1, design=design)
     for name, draws in (
         ("theta", fit.posterior["theta"].sel(category="correct")),
@@ -146,8 +151,9 @@ def _sbc(simulate, fit_kwargs, names, *, n_fits, seed):
 
 def _separate_simulation(rng):
     shape = (4, 2)  # 8 independent data sets per fit
+    # From the model's default priors: flat θ, Perks's Dirichlet(1/3) confusion rows.
     theta = rng.dirichlet(np.ones(3), size=shape)
-    conf = rng.dirichlet(np.ones(3), size=(*shape, 3))
+    conf = rng.dirichlet(np.full(3, 1 / 3), size=(*shape, 3))
     counts = simulate_categorical_counts(
         theta, conf, n=60, m=np.full((*shape, 3), 12), categories=CATS,
         system=list("abcd"), stratum=["x", "y"], random_seed=rng,

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 import numba
 import numpy as np
+import pandas as pd
 from scipy import special
 
 __all__ = [
@@ -809,6 +810,7 @@ def compile_free_model(
         expand_func=None,
         _n_dim=layout.n_dim,
         _shapes=dict(zip(names, shapes, strict=True)),
-        _coords={name: list(values) for name, values in coords.items()},
+        # A pandas Index, as nutpie's own compile passes: a plain list must hold only text.
+        _coords={name: pd.Index(list(values)) for name, values in coords.items()},
         reparameterized_names=[],
     )

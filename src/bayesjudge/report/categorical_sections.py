@@ -476,9 +476,11 @@ def _write_methods(s: ReportSection, c: _Context) -> None:
             '`"wald"` is ŝ ± z·SE and collapses there.',
             '**Bootstrap** (`method="bootstrap"`): percentile interval from resamples of the '
             "test counts and of each calibration row (the whole table under the random design), "
-            "every replicate projected; a replicate with a singular Ĉ* counts against the "
-            "interval. Comparisons of systems use the bootstrap of the difference, or the delta "
-            "method's Wald interval of the difference.",
+            "the rows drawn from their shares with one pseudo-item per row (1/K per cell), so "
+            "an error never seen among the labelled items can still occur in a resample; every "
+            "replicate is projected, and one with a singular Ĉ* counts against the interval. "
+            "Comparisons of systems use the bootstrap of the difference, or the delta method's "
+            "Wald interval of the difference.",
             "**Bayesian model** (with a fit): θ_g ~ Dirichlet, confusion rows C_g[t, ·] ~ "
             "Dirichlet (separate), one C across pooled groups (shared) or off-diagonal log-ratios "
             "~ Normal(μ, σ) non-centred (hierarchical), or the symmetric-preference and ordinal "
@@ -511,6 +513,8 @@ def describe_priors(config: dict) -> str:
     'θ ~ Dirichlet(1, 1, 1) (flat); confusion rows ~ Dirichlet(4 on the diagonal, 1 off it)'
     >>> describe_priors(config | {"priors": {**config["priors"], "confusion": 1.0}})
     'θ ~ Dirichlet(1, 1, 1) (flat); confusion rows ~ Dirichlet(1 in every cell) (flat)'
+    >>> describe_priors(config | {"priors": {**config["priors"], "confusion": None}})
+    'θ ~ Dirichlet(1, 1, 1) (flat); confusion rows ~ Dirichlet(1/3 in every cell) (Perks)'
     >>> for part in describe_priors(config | {"calibration": "hierarchical"}).split("; "):
     ...     print(part)
     θ ~ Dirichlet(1, 1, 1) (flat)
@@ -536,6 +540,8 @@ def describe_priors(config: dict) -> str:
             f"{sd:g}), σ ~ HalfNormal({priors['error_logit_scale']:g})"
         )
     conf = priors["confusion"]
+    if conf is None:  # the default: Perks's 1/K in every cell
+        return text + f"; confusion rows ~ Dirichlet(1/{k} in every cell) (Perks)"
     if isinstance(conf, list) and conf and isinstance(conf[0], list):
         rows = "; ".join(", ".join(f"{v:g}" for v in row) for row in conf)
         shown = f"the rows of [{rows}]"

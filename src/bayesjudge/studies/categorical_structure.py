@@ -26,7 +26,10 @@ Metropolis–Hastings moves of the confusion that keep the test verdict shares f
 draws from the calibration posterior for the free and symmetric rows (Dirichlet, conjugate), an
 adaptive random walk for the ordinal judge's 2K − 2 parameters. It targets the posterior of
 :func:`bayesjudge.models.categorical.fit_categorical` with ``calibration="separate"`` and the
-default priors (θ ~ Dirichlet(1), free rows Dirichlet(1), the structures' defaults of
+flat priors (θ ~ Dirichlet(1), free rows Dirichlet(1), i.e.
+``CategoricalPriors(confusion=1)``: the defaults when this study was recorded; the K-category
+default rows are now Perks's Dirichlet(1/K), :func:`bayesjudge.core.categorical_posterior.
+default_confusion_prior`; the structures' defaults of
 :mod:`bayesjudge.models.confusion_structures`) and runs all replications of a design point at
 once: the full run takes about four minutes, where NUTS would need hours.
 ``tests/studies/test_categorical_structure.py`` checks it against the exact binary posterior
@@ -105,6 +108,7 @@ SETTINGS = {
 #: ``bayesjudge study categorical-structure --quick``.
 QUICK_REPS = 50
 QUICK_OPTIONS = {"m": [10], "iterations": 600}
+# Flat Dirichlet(1) for θ and the free rows: the study was recorded with these (see above).
 _ALPHA = 1.0
 
 
@@ -287,8 +291,9 @@ def posterior_draws(
     calibration : array_like of int, shape (R, K, K)
         Calibration counts, rows = truth, columns = verdict (stratified design).
     confusion : {"free", "symmetric", "ordinal"}
-        The confusion model; priors as :func:`bayesjudge.models.categorical.fit_categorical`'s
-        defaults (θ ~ Dirichlet(1), rows Dirichlet(1); the structures' defaults).
+        The confusion model; flat priors (θ ~ Dirichlet(1), rows Dirichlet(1):
+        ``CategoricalPriors(confusion=1)`` of
+        :func:`bayesjudge.models.categorical.fit_categorical`; the structures' defaults).
     iterations : int, default 2000
         Iterations; the first quarter is warm-up and is dropped.
     rng : numpy.random.Generator
