@@ -421,6 +421,27 @@ def test_category_without_calibration_items_warns_and_gives_no_number(run_cli, t
     assert all(r["lower"] == 0.0 and r["upper"] == 1.0 for r in payload["results"])
 
 
+def test_a_singular_judge_gives_json_with_nulls(run_cli, tmp_path):
+    # Regression: the infinite error amplification of a singular confusion matrix crashed
+    # --json ("Out of range float values are not JSON compliant: inf").
+    test, cal = _write(
+        tmp_path,
+        "system",
+        PREFERENCE,
+        {"s": [40, 20, 40]},
+        {"s": [[10, 0, 10], [0, 10, 0], [10, 0, 10]]},  # rows A and B are the same
+        "singular",
+    )
+    code, out, err = run_cli(
+        ["estimate", "--test", test, "--calibration", cal, "--categories", "A,tie,B", "--json"]
+    )
+    assert code == 0, err
+    assert "confusion matrix is singular" in err
+    payload = json.loads(out)
+    assert [g["amplification"] for g in payload["groups"]] == [None]
+    assert all(r["estimate"] is None for r in payload["results"])
+
+
 @pytest.mark.parametrize(
     ("extra", "words"),
     [

@@ -272,3 +272,57 @@ def test_a_mixed_design_is_an_error_that_estimate_gives_too(tmp_path, capsys):
     assert argv[4:6] == ["--gold", str(tmp_path / "g.csv")]
     assert main(argv[1:]) == 2
     assert "'7'" in capsys.readouterr().err  # estimate names the unmatched id too
+
+
+def _k_table(labels, rows: int = 90, seed: int = 5) -> pd.DataFrame:
+    """K-category verdicts of 2 systems, the judge right 80 % of the time, 1/3 labelled."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(labels, rows)
+    judge = np.where(rng.random(rows) < 0.8, truth, rng.choice(labels, rows))
+    human = np.where(np.arange(rows) % 3 == 0, truth, "")
+    return pd.DataFrame({"system": np.repeat(["x", "y"], rows // 2), "verdict": judge,
+                         "human": human})  # fmt: skip
+
+
+def test_k_category_next_command_runs_and_counts_alike(tmp_path, capsys):
+    path = tmp_path / "prefs.csv"
+    _k_table(["A", "tie", "B"]).to_csv(path, index=False)
+    assert main(["profile", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "NOT UNDERSTOOD" not in text and "→ a category" in text
+    assert "Problems: none found" in text and "Next command:\n" in text
+    assert "K = 3 categories" in text and "--scores A=1,B=0.5,tie=0" in text
+    out = _profile_json(capsys, path)
+    assert list(out) == [*JSON_KEYS, "categories"] and out["categories"] == ["A", "B", "tie"]
+    argv = out["next_command"]["argv"]
+    assert argv[argv.index("--categories") + 1] == "A,B,tie"
+    assert main([*argv[1:], "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert result["settings"]["categories"] == out["categories"]
+    groups = {(g["system"], g["stratum"]): (g["n"], g["m"]) for g in result["groups"]}
+    assert groups == {(c["system"], c["stratum"]): (c["n"], c["m"]) for c in out["counts"]}
+    assert groups == {("x", "all"): (30, 15), ("y", "all"): (30, 15)}  # rows % 3 labelled
+
+
+def test_hostile_k_category_labels_and_ids(tmp_path, capsys):
+    labels = ["A$x", "tie\n<b>x</b>", "B,1"]
+    table = _k_table(labels, seed=8)
+    table.insert(0, "id", [str(i) for i in range(len(table))])
+    table.loc[10, "id"] = "01"  # the same number as id "1", written differently
+    path = tmp_path / "hostile.csv"
+    table.to_csv(path, index=False)
+    assert main(["profile", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "tie\\n<b>x</b>" in text and "tie\n<b>" not in text
+    assert "[ids_differ_as_text]" in text and "'01'" in text
+    out = _profile_json(capsys, path)
+    assert out["categories"] == ["A$x", "B,1", "tie\n<b>x</b>"]
+    argv = out["next_command"]["argv"]
+    # a label holding a comma: the JSON form, exact in the argv and through the shell
+    assert json.loads(argv[argv.index("--categories") + 1]) == out["categories"]
+    assert shlex.split(out["next_command"]["line"]) == argv
+    assert '"A$x": 1' in out["notes"][0]  # the --scores example in its JSON form
+    assert main([*argv[1:], "--json"]) == 0, capsys.readouterr().err
+    result = json.loads(capsys.readouterr().out)
+    assert result["settings"]["categories"] == out["categories"]
+    assert sorted({r["category"] for r in result["results"]}) == sorted(labels)

@@ -344,3 +344,128 @@ def test_a_judge_whose_labelled_items_lack_a_class():
     assert "'judge-A'" in problems["judge_one_class"].message
     assert "judge-B" not in problems["judge_one_class"].message
     assert problems["several_judges"].severity == "warning"
+
+
+# --- K-category labels ---------------------------------------------------------------------------
+
+
+def _k_table(seed: int = 7, rows: int = 120) -> pd.DataFrame:
+    """Pairwise preferences A / tie / B of 2 systems, a third of the rows labelled (seeded)."""
+    rng = np.random.default_rng(seed)
+    truth = rng.choice(["A", "tie", "B"], rows, p=[0.5, 0.2, 0.3])
+    # the judge keeps the truth 80 % of the time, else says one of the three at random
+    judge = np.where(rng.random(rows) < 0.8, truth, rng.choice(["A", "tie", "B"], rows))
+    human = np.where(rng.random(rows) < 1 / 3, truth, "")
+    return pd.DataFrame({"system": np.repeat(["x", "y"], rows // 2), "verdict": judge,
+                         "human": human})  # fmt: skip
+
+
+def test_k_category_labels_are_read_as_the_commands_read_them(tmp_path):
+    from bayesjudge.cli import _categorical
+    from bayesjudge.data import CategoricalCounts, labels
+    from bayesjudge.data import profile as profile_module
+
+    # one rule, not a copy: the commands decide binary or K categories with this function
+    assert _categorical.binary_classes is profile_module.binary_classes is labels.binary_classes
+    table = _k_table()
+    path = tmp_path / "prefs.csv"
+    table.to_csv(path, index=False)
+    profile = profile_table(path)
+    assert profile.categories == ("A", "B", "tie")  # infer_categories' alphabetical order
+    assert all(lab.categorical for lab in profile.labels)
+    assert {v["means"] for lab in profile.to_dict()["labels"] for v in lab["values"]} == {
+        "category"
+    }
+    assert not [p for p in profile.problems if p.severity != "note"], profile.problems
+    assert "K = 3 categories" in profile.notes[0] and "--scores A=1,B=0.5,tie=0" in profile.notes[0]
+    assert profile.command[-2:] == ("--categories", "A,B,tie")
+    assert profile.to_dict()["categories"] == ["A", "B", "tie"]
+    # the counts: n unlabelled and m labelled rows per system, tallied with pandas, which
+    # also equal CategoricalCounts.from_frames' own sums
+    labelled = table["human"] != ""
+    tally = {
+        (s, "all"): {"n": int((~labelled & (table.system == s)).sum()),
+                     "m": int((labelled & (table.system == s)).sum())}
+        for s in ("x", "y")
+    }  # fmt: skip
+    assert {(r["system"], r["stratum"]): {"n": r["n"], "m": r["m"]} for r in profile.counts} == (
+        tally
+    )
+    direct = CategoricalCounts.from_frames(path, judge="verdict", system="system")
+    assert int(direct.dataset["calibration"].sum()) == int(labelled.sum())
+
+
+def test_verdicts_or_labels_of_one_role_only_are_warned_as_estimate_does():
+    from bayesjudge.data import CategoricalCounts
+    from bayesjudge.warnings import IllConditionedJudgeWarning, SmallSampleWarning
+
+    base = _k_table(seed=11)
+    judged = base.copy()
+    judged.loc[[1, 2], "verdict"] = "C"  # 'C' only among the verdicts
+    labelled = base.copy()
+    labelled.loc[labelled.index[labelled.human != ""][:2], "human"] = "X"  # only among labels
+    both = judged.assign(human=labelled.human)
+    profile = profile_table(both, judge="verdict")
+    problems = {p.code: p for p in profile.problems}
+    assert "'C'" in problems["categories_unlabelled"].message
+    assert "'X'" in problems["categories_never_judged"].message
+    assert "'A'" not in problems["categories_unlabelled"].message + (
+        problems["categories_never_judged"].message
+    )
+    assert profile.categories == ("A", "B", "C", "X", "tie")
+    # what the warnings say estimate does: a NaN estimate, with estimate's warning
+    for table, warning, match, code in (
+        (judged, SmallSampleWarning, "true category has no calibration items",
+         "categories_unlabelled"),
+        (labelled, IllConditionedJudgeWarning, "singular", "categories_never_judged"),
+    ):  # fmt: skip
+        codes = [p.code for p in profile_table(table, judge="verdict").problems]
+        assert codes == [code]
+        counts = CategoricalCounts.from_frames(table.replace("", None), judge="verdict")
+        with pytest.warns(warning, match=match):
+            result = bj.estimate(counts)
+        assert np.isnan(result["estimate"].values).all()
+    assert [p.code for p in profile_table(base, judge="verdict").problems] == []
+
+
+def test_a_stray_text_value_stays_binary_and_a_third_number_is_a_scale(tmp_path):
+    table = pd.DataFrame({"judge": ["1", "0", "unsure", "1", "0", "1"] * 4,
+                          "human": ["1", "", "0", "", "1", "0"] * 4})  # fmt: skip
+    stray = profile_table(table)
+    assert stray.categories is None and "categories" not in stray.to_dict()
+    assert "'unsure' (4 rows)" in {p.code: p for p in stray.problems}["unparsed_verdicts"].message
+    # 0/1/2 is a rubric: K categories ordered by value, no --categories needed
+    path = tmp_path / "rubric.csv"
+    table.replace("unsure", "2").to_csv(path, index=False)
+    rubric = profile_table(path)
+    assert rubric.categories == ("0", "1", "2")
+    assert not [p for p in rubric.problems if p.severity == "error"], rubric.problems
+    assert rubric.command == ("bayesjudge", "estimate", "--test", str(path))
+    assert "--scores 0=0,1=1,2=2" in rubric.notes[0]
+
+
+def test_look_alike_k_labels_are_an_error_naming_them():
+    table = pd.DataFrame({"judge": ["1", "01", "2", "3"] * 3, "human": ["1", "2", "3", ""] * 3})
+    profile = profile_table(table)
+    assert profile.categories == ("01", "1", "2", "3")  # by value, then as text
+    error = {p.code: p for p in profile.problems}["command_fails"]
+    assert "'1'" in error.message and "'01'" in error.message and profile.counts is None
+
+
+def test_repeated_k_category_verdicts_are_an_error_as_in_the_commands():
+    table = pd.DataFrame({"item": list("aabbcc"), "epoch": [1, 2] * 3,
+                          "verdict": ["A", "B", "tie", "tie", "A", "A"],
+                          "human": ["A", "B", "tie", "tie", "", ""]})  # fmt: skip
+    profile = profile_table(table)
+    codes = {p.code: p for p in profile.problems}
+    assert profile.categories == ("A", "B", "tie") and codes["repeated_items"].severity == "note"
+    assert "not supported for K-category verdicts" in codes["command_fails"].message
+
+
+def test_k_category_verdicts_without_labels_have_no_naive_command(tmp_path):
+    path = tmp_path / "unlabelled.csv"
+    pd.DataFrame({"verdict": ["A", "tie", "B", "A"]}).to_csv(path, index=False)
+    profile = profile_table(path)
+    assert profile.categories == ("A", "B", "tie") and profile.command is None
+    assert "no uncorrected (naive) estimate of K-category" in profile.notes[-1]
+    assert [p.code for p in profile.problems] == ["no_labels"]

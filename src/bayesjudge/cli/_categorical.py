@@ -46,7 +46,7 @@ from bayesjudge.data.category_labels import (
     numbers_for_text,
     plain_label,
 )
-from bayesjudge.data.labels import classify
+from bayesjudge.data.labels import binary_classes
 
 #: How many label values an error message lists before "and N more".
 _SHOWN = 20
@@ -236,7 +236,7 @@ def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
     if args.positive is not None:
         _check_positive(args, categories, found)
         return read_counts(args) if log is None else log_judge_counts(args, log)
-    if categories is None and _binary_classes(judge) <= 2 and _binary_classes(human) <= 2:
+    if categories is None and binary_classes(judge) <= 2 and binary_classes(human) <= 2:
         if getattr(args, "ordered", False):
             raise UsageError(
                 "--ordered is for K-category labels; these label columns hold two values each, "
@@ -275,24 +275,6 @@ def _numeric_gold(log: LogTables, human: str) -> LogTables:
             frame[column] = frame[column].map(lambda v, m=mapping: m.get(v, v))
             frames[name] = frame
     return log._replace(**frames)
-
-
-def _binary_classes(labels: dict) -> int:
-    """Count distinct labels once those the binary reader recognises are merged into 0 and 1.
-
-    ``'1'``, ``'1.0'``, ``'yes'`` and ``True`` are one class, so a correct/incorrect column with
-    one stray value ("1", "1.0", "maybe") stays binary, and the binary reader's error names the
-    stray value rather than calling the column three categories.
-    """
-    classes = set()
-    for key, label in labels.items():
-        try:
-            mapping, _ = classify({label: 1}, "label", "table", None)
-        except ValueError:  # not a binary label
-            classes.add(key)
-        else:
-            classes.add(("binary", mapping[label]))
-    return len(classes)
 
 
 def _check_positive(args, categories, found) -> None:

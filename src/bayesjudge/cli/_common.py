@@ -529,10 +529,14 @@ def label(value) -> str:
 
 
 def jsonable(value):
-    """Return a JSON-ready Python scalar: full float precision, NaN as null."""
+    """Return a JSON-ready Python scalar: full float precision, NaN and ±inf as null.
+
+    JSON has neither; an infinite value (a singular judge's error amplification) is null,
+    and the warning printed beside it says why.
+    """
     if isinstance(value, np.generic):
         value = value.item()
-    if isinstance(value, float) and np.isnan(value):
+    if isinstance(value, float) and not np.isfinite(value):
         return None
     return value
 

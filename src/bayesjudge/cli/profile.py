@@ -20,14 +20,15 @@ import pandas as pd
 from bayesjudge._io import atomic_write
 from bayesjudge._text import terminal_safe
 from bayesjudge.cli import estimate
+from bayesjudge.cli._categorical import check_labelled, read_table_counts
 from bayesjudge.cli._common import (
     WRITTEN,
     UsageError,
     check_input_file,
     check_output_file,
     label,
-    read_counts,
 )
+from bayesjudge.data import CategoricalCounts
 from bayesjudge.data.harness import FORMATS
 from bayesjudge.data.profile import Problem, Profile, profile_table
 
@@ -125,8 +126,9 @@ def _check_command(profile: Profile) -> Profile:
     """Read the files as the suggested command would; add a problem where that fails.
 
     The profile (layer 2) counts the files as ``estimate`` does; this check runs the command
-    line's own parser and reader (``read_counts``) on the suggested arguments, so that an
-    option this version lacks, or a rule of the command line itself, is found too.
+    line's own parser and reader (``read_table_counts``: correct/incorrect or K-category
+    labels) on the suggested arguments, so that an option this version lacks, or a rule of
+    the command line itself, is found too.
     """
     if profile.command is None:
         return profile
@@ -151,7 +153,9 @@ def _check_command(profile: Profile) -> Profile:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # the profile lists the counting's warnings
-            read_counts(args)
+            counts = read_table_counts(args)
+            if isinstance(counts, CategoricalCounts):
+                check_labelled(counts)
     except (UsageError, ValueError, OSError) as err:
         # the command line's own message, which the user would see, replaces the counting's
         problem = Problem("command_fails", "error", f"estimate would stop: {err}")
@@ -171,7 +175,10 @@ def _render(profile: Profile) -> str:
     if profile.labels:
         lines += ["", "Label values:"]
         for lab in profile.labels:
-            meaning = {1: "correct", 0: "incorrect", None: "NOT UNDERSTOOD"}
+            meaning = {
+                1: "correct", 0: "incorrect",
+                None: "a category" if lab.categorical else "NOT UNDERSTOOD",
+            }  # fmt: skip
             values = "; ".join(
                 f"{terminal_safe(repr(v))} {_rows(c)} → {meaning[m]}" for v, c, m in lab.values
             )

@@ -179,3 +179,29 @@ def check_positive_held(positive, uses: Sequence[_PositiveUse]) -> None:
             f"exactly as the column holds it (text is compared stripped and lowercased, "
             f"numbers by value)."
         )
+
+
+def binary_classes(labels: Mapping) -> int:
+    """Count distinct labels once those the binary reader recognises are merged into 0 and 1.
+
+    ``labels`` maps a label's key (e.g. :func:`~bayesjudge.data.category_labels.label_key`)
+    to the label. ``'1'``, ``'1.0'``, ``'yes'`` and ``True`` are one class, so a
+    correct/incorrect column with one stray value ("1", "1.0", "maybe") stays binary, and the
+    binary reader's error names the stray value rather than calling the column three
+    categories. The commands (``estimate``, ``fit``, ``report``) read the label columns as K
+    categories when either holds more than two classes; the profile uses the same rule.
+
+    Examples
+    --------
+    >>> binary_classes({1: "1", 2: "1.0", 3: "maybe"}), binary_classes({1: "A", 2: "tie", 3: "B"})
+    (2, 3)
+    """
+    classes = set()
+    for key, label in labels.items():
+        try:
+            mapping, _ = classify({label: 1}, "label", "table", None)
+        except ValueError:  # not a binary label
+            classes.add(key)
+        else:
+            classes.add(("binary", mapping[label]))
+    return len(classes)

@@ -11,11 +11,15 @@ the problems it finds; and the ``bayesjudge estimate`` command that reads the fi
 The labels are mapped with the package's own vocabulary (:mod:`bayesjudge.data.labels`), the
 one-table design with :func:`bayesjudge.data.design.one_table_design`, and the suggested
 reading is checked by counting the tables with :meth:`JudgeCounts.from_frames` itself, so
-that what the profile says is what ``estimate`` will do. Nothing here prints.
+that what the profile says is what ``estimate`` will do. Label columns that hold more than two
+values (A / tie / B, a rubric) are read as K categories by the rule the commands use
+(:func:`bayesjudge.data.labels.binary_classes`) and counted with
+:meth:`CategoricalCounts.from_frames`. Nothing here prints.
 """
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 import warnings
@@ -29,10 +33,17 @@ from typing import Any
 import pandas as pd
 
 from bayesjudge.data import harness
-from bayesjudge.data._common import plain_value, rows_text
+from bayesjudge.data._common import is_blank, plain_value, rows_text
+from bayesjudge.data.categorical import CategoricalCounts
+from bayesjudge.data.category_labels import (
+    as_number,
+    infer_categories,
+    label_key,
+    plain_label,
+)
 from bayesjudge.data.counts import JudgeCounts
 from bayesjudge.data.design import one_table_design
-from bayesjudge.data.labels import classify, normalise
+from bayesjudge.data.labels import binary_classes, classify, normalise
 from bayesjudge.data.reading import as_frame
 
 __all__ = ["MIN_LABELS", "Profile", "profile_table"]
@@ -127,9 +138,10 @@ class Labels:
     role: str  # "judge" or "human"
     missing: int
     values: tuple[tuple[str, int, int | None], ...]  # (value as text, rows, 1 / 0 / None)
+    categorical: bool = False  # read as K categories: every value is a category
 
     def to_dict(self) -> dict:
-        means = {1: "correct", 0: "incorrect", None: None}
+        means = {1: "correct", 0: "incorrect", None: "category" if self.categorical else None}
         return {
             "table": self.table,
             "column": self.column,
@@ -169,6 +181,10 @@ class Profile:
         Each with a ``code``, a ``severity`` ("error", "warning" or "note") and a message.
     command : tuple of str or None
         The next command's argv (``command_line``: one shell-quoted line).
+    categories : tuple or None
+        The categories, in the order ``estimate`` would use, where the label columns are read
+        as K categories (:class:`~bayesjudge.data.CategoricalCounts`); None for
+        correct/incorrect labels.
 
     Examples
     --------
@@ -195,6 +211,7 @@ class Profile:
     problems: tuple[Problem, ...]
     command: tuple[str, ...] | None
     notes: tuple[str, ...] = field(default=())
+    categories: tuple | None = None  # K categories in the commands' order; None: binary
 
     @property
     def command_line(self) -> str | None:
@@ -233,6 +250,8 @@ class Profile:
             if self.command is None
             else {"argv": list(self.command), "line": self.command_line},
             "notes": list(self.notes),
+            # only where the labels are read as K categories: binary profiles keep their keys
+            **({} if self.categories is None else {"categories": list(self.categories)}),
         }
 
 
@@ -675,6 +694,181 @@ def _numeric_ids(ids: pd.Series, column: str, table: _Table) -> list[Problem]:
     ]
 
 
+# --- K categories ------------------------------------------------------------------------------
+
+
+def _stray_binary(labels: Mapping) -> bool:
+    """Whether a column is correct/incorrect with one stray text value (yes, no, maybe).
+
+    Read as three categories by the commands, such a column is a binary column with a typo
+    or an undecided verdict far more often than a rubric: the profile keeps its binary
+    reading and names the stray value (a numeric third value, as in 0/1/2, is a scale).
+    """
+    classes, strays = set(), []
+    for label in labels.values():
+        try:
+            mapping, _ = classify({label: 1}, "label", "table", None)
+        except ValueError:
+            strays.append(label)
+        else:
+            classes.add(mapping[label])
+    return classes == {0, 1} and len(strays) == 1 and as_number(strays[0]) is None
+
+
+@dataclass(frozen=True)
+class _Categories:
+    """K-category labels: the categories in the commands' order, and labels of one role only."""
+
+    categories: list
+    judge_only: list  # verdicts no human label holds
+    human_only: list  # human labels the judge never gives
+    numeric: bool  # ordered by value (a scale); else sorted alphabetically
+
+
+def _label_sets(tables: list[_Table], troles, groles) -> tuple[dict, dict]:
+    """Return the distinct non-blank labels of the judge and human columns, by label key.
+
+    As the commands read them (``cli._categorical``): the verdicts of both tables, the
+    human labels of the gold file (or of the one table); labels as the tables hold them.
+    """
+    found: dict[str, dict] = {"judge": {}, "human": {}}
+
+    def add(role: str, table: _Table, column: str | None) -> None:
+        if column is None or column not in table.frame.columns:
+            return
+        for value in table.frame[column].dropna().unique():
+            label = plain_label(value)
+            if not is_blank(label):
+                found[role].setdefault(label_key(label), label)
+
+    add("judge", tables[0], troles.get("judge"))
+    if len(tables) == 1:
+        add("human", tables[0], troles.get("human"))
+    else:
+        add("judge", tables[1], groles.get("judge"))
+        add("human", tables[1], groles.get("human"))
+    return found["judge"], found["human"]
+
+
+def _categorical(tables: list[_Table], troles, groles, positive) -> _Categories | None:
+    """Return the K categories where the commands read the labels so, else None (binary)."""
+    if positive is not None or "judge" not in troles:
+        return None  # --positive keeps the binary reading, as in the commands
+    judge, human = _label_sets(tables, troles, groles)
+    if binary_classes(judge) <= 2 and binary_classes(human) <= 2:
+        return None
+    if _stray_binary(judge) or _stray_binary(human):
+        return None
+    # look-alikes ('1' and '01') are refused by the counting, whose message names them
+    categories = infer_categories({**judge, **human}.values())
+    only_judge = set(judge) - set(human) if human else set()
+    only_human = set(human) - set(judge)
+    return _Categories(
+        categories,
+        [c for c in categories if label_key(c) in only_judge],
+        [c for c in categories if label_key(c) in only_human],
+        all(as_number(c) is not None for c in categories),
+    )
+
+
+def _listed(values) -> str:
+    return ", ".join(repr(v) for v in values[:_SHOWN]) + (
+        f" and {len(values) - _SHOWN} more" if len(values) > _SHOWN else ""
+    )
+
+
+def _category_problems(found: _Categories, troles, groles, tables) -> list[Problem]:
+    """Warn of verdicts no human label holds and of labels the judge never gives."""
+    judge = repr(troles["judge"])
+    human = repr((groles if len(tables) > 1 else troles).get("human"))
+    out = []
+    if found.judge_only:
+        out.append(
+            Problem(
+                "categories_unlabelled",
+                "warning",
+                f"The judge's verdicts (column {judge}) hold {_listed(found.judge_only)}, which "
+                f"no human label (column {human}) holds. Read as K categories, such a category "
+                f"has no labelled items, so the judge's verdicts for that truth are unknown and "
+                f"the corrected estimate is NaN (estimate warns: a true category has no "
+                f"calibration items). Label items of that category, or fix the verdicts (a typo "
+                f"or a value to merge into another category).",
+            )
+        )
+    if found.human_only:
+        out.append(
+            Problem(
+                "categories_never_judged",
+                "warning",
+                f"The human labels (column {human}) hold {_listed(found.human_only)}, which the "
+                f"judge's verdicts (column {judge}) never hold. Read as K categories, the "
+                f"judge's confusion matrix then has an empty column: it is singular, and the "
+                f"corrected estimate is NaN (estimate warns: the confusion matrix is singular). "
+                f"Fix the labels (a typo or a value to merge into another category), or check "
+                f"that the judge can give that verdict.",
+            )
+        )
+    return out
+
+
+def _category_option(categories: list) -> str:
+    """``--categories`` for the next command: ``A,tie,B``, or the JSON form where needed."""
+    texts = [str(c) for c in categories]
+    short = ",".join(texts)
+    if any("," in t for t in texts) or short.lstrip().startswith("["):
+        return json.dumps(texts, ensure_ascii=False)
+    return short
+
+
+def _scores_example(found: _Categories) -> str:
+    """Return an example ``--scores`` (a rubric's own values, else 1 down to 0), quoted."""
+    k = len(found.categories)
+    if found.numeric:
+        values = [float(as_number(c)) for c in found.categories]
+    else:
+        values = [round(1 - i / (k - 1), 2) for i in range(k)]
+    texts = [str(c) for c in found.categories]
+    if any(ch in t for t in texts for ch in ",=") or texts[0].lstrip().startswith("{"):
+        text = json.dumps(dict(zip(texts, values, strict=True)), ensure_ascii=False)
+    else:
+        text = ",".join(f"{t}={v:g}" for t, v in zip(texts, values, strict=True))
+    return shlex.quote(text)
+
+
+def _category_note(found: _Categories, named: bool) -> str:
+    """Return the info line: K categories, their order, what --categories and --scores do."""
+    k = len(found.categories)
+    shown = ", ".join(repr(c) for c in found.categories)
+    if found.numeric:
+        order = "ordered by value"
+    else:
+        order = (
+            "sorted alphabetically, an order of no meaning; the next command names it with "
+            "--categories: put them in their own order there (e.g. a tie between the two "
+            "sides) where it matters, for --ordered or fit's --confusion ordinal"
+            if named
+            else "sorted alphabetically"
+        )
+    return (
+        f"The label columns hold K = {k} categories, read as K categories as estimate, fit "
+        f"and report read them (not as correct/incorrect): {shown} ({order}). To also "
+        f"estimate a mean score (a rubric mean; a win rate with ties counted half), add "
+        f"--scores with a value for every category, e.g. --scores {_scores_example(found)}."
+    )
+
+
+def _categorical_rows(counts: CategoricalCounts) -> tuple[dict, ...]:
+    """Per group: n test items and m labelled items, as ``estimate`` prints them."""
+    ds = counts.dataset
+    n = ds["test"].sum("category")
+    m = ds["calibration"].sum(("truth", "verdict"))
+    return tuple(
+        {"system": plain_value(s), "stratum": plain_value(t),
+         "n": int(n.sel(system=s, stratum=t)), "m": int(m.sel(system=s, stratum=t))}
+        for s in ds["system"].values for t in ds["stratum"].values
+    )  # fmt: skip
+
+
 # --- the labelling design --------------------------------------------------------------------
 
 
@@ -869,6 +1063,7 @@ def _plan(
     positive,
     reading: dict,
     repeated: bool = False,
+    categories: _Categories | None = None,
 ) -> _Plan:
     """Choose the options of ``bayesjudge estimate`` from the roles and the design.
 
@@ -937,12 +1132,23 @@ def _plan(
         argv += ["--repeats", str(options["repeats"])]
     if positive is not None:
         argv += ["--positive", str(positive)]
+    if categories is not None and not categories.numeric:
+        # the alphabetical order is no order: name it, for the user to see and set
+        argv += ["--categories", _category_option(categories.categories)]
     if not labelled and "repeats" in options:
         notes.append(
             "No human labels, and the verdicts hold repeated verdicts of an item (epochs, "
             "samples), for which estimate has no uncorrected (naive) estimate: label some "
             "items in a gold file (a separate calibration set with its own verdicts, columns "
             "item, judge and human) and profile again with --gold."
+        )
+        return _Plan(None, options, gold_as, tuple(notes))
+    if not labelled and categories is not None:
+        notes.append(
+            "No human labels: estimate has no uncorrected (naive) estimate of K-category "
+            "verdicts (its methods correct for the judge's confusion, estimated from labelled "
+            "items). Label a random subset of the judged items in a --human column (or a gold "
+            "file) and profile again."
         )
         return _Plan(None, options, gold_as, tuple(notes))
     if not labelled:
@@ -959,9 +1165,26 @@ def _several(frame: pd.DataFrame, column: str) -> bool:
     return frame[column][~_blank(frame[column])].nunique() > 1
 
 
-def _count(test: _Table, gold: _Table | None, plan: _Plan) -> tuple[JudgeCounts, list[str]]:
-    """Count the tables as the next command would; return the counts and warnings raised."""
+def _count(
+    test: _Table, gold: _Table | None, plan: _Plan, found: _Categories | None = None
+) -> tuple[JudgeCounts | CategoricalCounts, list[str]]:
+    """Count the tables as the next command would; return the counts and warnings raised.
+
+    K-category labels (``found``) are counted by :meth:`CategoricalCounts.from_frames` with
+    the categories in the commands' order (``cli._categorical.read_table_counts``).
+    """
     options = dict(plan.options)
+    cls = JudgeCounts
+    if found is not None:
+        if "repeats" in options:
+            raise ValueError(
+                "repeated verdicts of an item (a repeat column, a log's epochs) are not "
+                "supported for K-category verdicts yet: keep one verdict per item, or count "
+                "every row as an independent item on purpose (no --item, no --repeats)."
+            )
+        cls = CategoricalCounts
+        options = {k: options[k] for k in ("judge", "human", "system", "stratum", "item")}
+        options["categories"] = found.categories
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         if plan.gold_as == "gold":
@@ -969,15 +1192,15 @@ def _count(test: _Table, gold: _Table | None, plan: _Plan) -> tuple[JudgeCounts,
                 test.frame, gold.frame, item=options["item"], human=options["human"],
                 judge=options["judge"],
             )  # fmt: skip
-            counts = _from_frames(joined.test, joined.calibration, options, joined.design)
+            counts = _from_frames(joined.test, joined.calibration, options, joined.design, cls)
         else:
             calibration = gold.counted if plan.gold_as == "calibration" else None
-            counts = _from_frames(test.counted, calibration, options)
+            counts = _from_frames(test.counted, calibration, options, cls=cls)
     return counts, [str(w.message) for w in caught]
 
 
-def _from_frames(test, calibration, options: dict, design=None) -> JudgeCounts:
-    """Count the tables as ``estimate`` does (``cli._common.read_counts``).
+def _from_frames(test, calibration, options: dict, design=None, cls=JudgeCounts):
+    """Count the tables as ``estimate`` does (``cli._common.read_counts``); ``cls`` counts.
 
     A calibration set without the system (stratum) column is one set for every system
     (stratum): counted once and attached to each group.
@@ -987,11 +1210,11 @@ def _from_frames(test, calibration, options: dict, design=None) -> JudgeCounts:
         columns = as_frame(calibration, "calibration").collect_schema().names()
         absent = {dim for dim, col in groups.items() if col is not None and col not in columns}
         if absent:
-            tests = JudgeCounts.from_frames(test, None, **{**options, "human": None})
+            tests = cls.from_frames(test, None, **{**options, "human": None})
             kept = {k: v for k, v in options.items() if k not in ("item", "repeats", *absent)}
-            labelled = JudgeCounts.from_frames(None, calibration, **kept, design="stratified")
+            labelled = cls.from_frames(None, calibration, **kept, design="stratified")
             return tests.with_calibration_from(labelled)
-    return JudgeCounts.from_frames(test, calibration, design=design, **options)
+    return cls.from_frames(test, calibration, design=design, **options)
 
 
 def _group_problems(counts: JudgeCounts) -> list[Problem]:
@@ -1182,7 +1405,16 @@ def profile_table(
         for t, r in zip(tables, (troles, groles), strict=False)
         for lab in _labels(t, r, positive)
     ]
-    problems = _label_problems(labels, positive)
+    found_k = _categorical(tables, troles, groles, positive)
+    if found_k is None:
+        problems = _label_problems(labels, positive)
+    else:
+        labels = [
+            replace(lab, values=tuple((v, c, None) for v, c, _ in lab.values), categorical=True)
+            for lab in labels
+        ]
+        problems = [p for p in _label_problems(labels, positive) if p.code == "missing_verdicts"]
+        problems += _category_problems(found_k, troles, groles, tables)
     items, item_problems = _items(tables[0], troles)
     problems += item_problems
     design = (
@@ -1193,25 +1425,29 @@ def profile_table(
     plan = _plan(
         tables[0], tables[1] if gold is not None else None, troles, groles, design.name,
         positive, {"test-format": format, "scorer": scorer, "metric": metric},
-        repeated=bool(items and items["repeated"]),
+        repeated=bool(items and items["repeated"]), categories=found_k,
     )  # fmt: skip
     counts = None
     if "judge" in troles and not any(p.severity == "error" for p in problems):
         try:
-            found, caught = _count(tables[0], tables[1] if gold is not None else None, plan)
+            found, caught = _count(
+                tables[0], tables[1] if gold is not None else None, plan, found_k
+            )
         except ValueError as err:
             problems.append(Problem("command_fails", "error", f"estimate would stop: {err}"))
         else:
-            counts = tuple(
-                {k: plain_value(v) for k, v in row.items()}
-                for row in found.to_frame().to_dict(orient="records")
-            )
             problems += [Problem("counting_warning", "warning", m) for m in caught]
-            problems += _group_problems(found)
-    if gold is not None:
-        problems += _evaluator_problems(tables[1], groles, labels)
-    else:
-        problems += _evaluator_problems(tables[0], troles, labels)
+            if found_k is not None:
+                counts = _categorical_rows(found)
+            else:
+                counts = tuple(
+                    {k: plain_value(v) for k, v in row.items()}
+                    for row in found.to_frame().to_dict(orient="records")
+                )
+                problems += _group_problems(found)
+    if found_k is None:  # a judge's labels of one human class: a correct/incorrect check
+        table, roles = (tables[1], groles) if gold is not None else (tables[0], troles)
+        problems += _evaluator_problems(table, roles, labels)
     files = {t.name: {"source": t.source, "format": t.format, "rows": len(t.frame)} for t in tables}
     files.setdefault("gold", None)
     return Profile(
@@ -1229,7 +1465,10 @@ def profile_table(
         counts=counts,
         problems=tuple(problems),
         command=plan.argv,
-        notes=plan.notes,
+        notes=plan.notes
+        if found_k is None
+        else (_category_note(found_k, plan.argv is not None), *plan.notes),
+        categories=None if found_k is None else tuple(found_k.categories),
     )
 
 
