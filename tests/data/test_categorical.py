@@ -148,6 +148,11 @@ def test_from_counts_refuses_bad_counts(kwargs, message):
         (["A", " "], "missing"),
         (["A", " B"], "surrounding spaces"),
         ("AB", "sequence of at least two"),
+        # Regression: mixed types failed later with "labels [True, False, 'x'] differ from the
+        # categories ['True', 'False', 'x']" (numpy made the coordinates text).
+        ([True, False, "x"], r"mixes boolean and text labels.*'True', 'False', 'x'"),
+        ([1, 2.5, "x"], "mixes number and text labels"),
+        ([True, 2, 3], "mixes boolean and number labels"),
     ],
 )
 def test_categories_are_checked(categories, message):

@@ -124,6 +124,13 @@ def show_pairs(pairs: list[tuple]) -> str:
     return shown + (f" (and {len(pairs) - 3} more)" if len(pairs) > 3 else "")
 
 
+def _kind(value) -> str:
+    """``"text"``, ``"boolean"`` or ``"number"``: the label types a column cannot mix."""
+    if isinstance(value, str):
+        return "text"
+    return "boolean" if isinstance(value, bool) else "number"
+
+
 def category_array(categories, name: str = "categories") -> np.ndarray:
     """Check category labels (at least two, present, unique, no look-alikes) and return them.
 
@@ -197,6 +204,13 @@ def category_array(categories, name: str = "categories") -> np.ndarray:
             f"{name} holds different labels that print alike, compare equal or are one "
             f"number written differently: {show_pairs(clashes)}. They would be separate "
             f"categories that look the same; give each category one label of one type."
+        )
+    kinds = {_kind(v) for v in values}
+    if len(kinds) > 1:
+        raise ValueError(
+            f"{name} mixes {' and '.join(sorted(kinds))} labels: {values!r}. A label column "
+            f"holds one type; give every category a label of the same type, e.g. all text: "
+            f"{[str(v) for v in values]!r}."
         )
     if all(isinstance(v, str) for v in values):
         return np.array(values, dtype=str)
