@@ -666,6 +666,11 @@ PRIOR_OPTIONS = (
 )
 
 
+def given_prior_options(args, options=PRIOR_OPTIONS) -> list[str]:
+    """Return the flags of the K-category prior ``options`` given on the command line."""
+    return [option for attr, option, _ in options if getattr(args, attr, None) is not None]
+
+
 def categorical_priors(args, counts: CategoricalCounts, priors_class):
     """Build ``CategoricalPriors`` (``priors_class``) from the --prior-* options.
 

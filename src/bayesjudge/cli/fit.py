@@ -20,6 +20,7 @@ from bayesjudge.cli._categorical import (
     check_labelled,
     describe_categories,
     describe_scores,
+    given_prior_options,
     read_table_counts,
     score_map,
 )
@@ -276,7 +277,7 @@ def _sampling(args) -> dict:
 
 def _fit_priors(args, priors_class):
     """Build ``Priors`` (``priors_class``) from the --prior-* options; errors name the option."""
-    given = [option for attr, option, _ in PRIOR_OPTIONS[1:] if getattr(args, attr) is not None]
+    given = given_prior_options(args, PRIOR_OPTIONS[1:])  # all but --prior-theta
     if given:
         raise UsageError(
             f"{', '.join(given)}: a prior of the K-category model's confusion; these label "

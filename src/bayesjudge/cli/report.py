@@ -18,12 +18,12 @@ import numpy as np
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import terminal_safe
 from bayesjudge.cli._categorical import (
-    PRIOR_OPTIONS,
     add_category_options,
     add_prior_options,
     categorical_priors,
     check_labelled,
     describe_categories,
+    given_prior_options,
     read_table_counts,
     score_map,
 )
@@ -142,7 +142,7 @@ def run(args) -> int:
             "columns are read as correct/incorrect (q0, q1). Drop --confusion, or give "
             "--categories to read the labels as categories."
         )
-    given = [option for attr, option, _ in PRIOR_OPTIONS if getattr(args, attr) is not None]
+    given = given_prior_options(args)
     if given:
         raise UsageError(
             f"{', '.join(given)}: priors of the K-category model; the report of correct/"
@@ -302,7 +302,7 @@ def _run_categorical(args, counts: CategoricalCounts, out: Path) -> int:
         )
     check_labelled(counts)
     priors = None
-    given = [option for attr, option, _ in PRIOR_OPTIONS if getattr(args, attr) is not None]
+    given = given_prior_options(args)
     if args.method == "none" and given:
         raise UsageError(
             f"{', '.join(given)}: priors of the Bayesian fit, which --method none does not "

@@ -198,10 +198,21 @@ def binary_classes(labels: Mapping) -> int:
     """
     classes = set()
     for key, label in labels.items():
-        try:
-            mapping, _ = classify({label: 1}, "label", "table", None)
-        except ValueError:  # not a binary label
-            classes.add(key)
-        else:
-            classes.add(("binary", mapping[label]))
+        value = binary_value(label)
+        classes.add(key if value is None else ("binary", value))
     return len(classes)
+
+
+def binary_value(label) -> int | None:
+    """Return 1 or 0 for a label the binary reader recognises without ``positive``, else None.
+
+    Examples
+    --------
+    >>> binary_value("yes"), binary_value("1.0"), binary_value(False), binary_value("maybe")
+    (1, 1, 0, None)
+    """
+    try:
+        mapping, _ = classify({label: 1}, "label", "table", None)
+    except ValueError:  # not a binary label
+        return None
+    return mapping[label]

@@ -43,7 +43,7 @@ from bayesjudge.data.category_labels import (
 )
 from bayesjudge.data.counts import JudgeCounts
 from bayesjudge.data.design import one_table_design
-from bayesjudge.data.labels import binary_classes, classify, normalise
+from bayesjudge.data.labels import binary_classes, binary_value, classify, normalise
 from bayesjudge.data.reading import as_frame
 
 __all__ = ["MIN_LABELS", "Profile", "profile_table"]
@@ -704,14 +704,9 @@ def _stray_binary(labels: Mapping) -> bool:
     or an undecided verdict far more often than a rubric: the profile keeps its binary
     reading and names the stray value (a numeric third value, as in 0/1/2, is a scale).
     """
-    classes, strays = set(), []
-    for label in labels.values():
-        try:
-            mapping, _ = classify({label: 1}, "label", "table", None)
-        except ValueError:
-            strays.append(label)
-        else:
-            classes.add(mapping[label])
+    values = [(label, binary_value(label)) for label in labels.values()]
+    strays = [label for label, value in values if value is None]
+    classes = {value for _, value in values if value is not None}
     return classes == {0, 1} and len(strays) == 1 and as_number(strays[0]) is None
 
 
