@@ -226,8 +226,9 @@ def test_score_interval_solves_its_defining_equation():
             lam = (bound - s_hat) / (target @ v - s_hat)
             assert 0 < lam < 1
             theta_s = (1 - lam) * est.theta + lam * target
-            # the score-type interval evaluates the rows' covariance at (c + 1/K)/(m + 1)
-            var = score_variance(X3, C3, v, theta=theta_s, calibration_smoothing=1 / 3)
+            # the score-type interval evaluates the rows' covariance at (c + a)/(m + K a),
+            # a = 1.5 / K (SCORE_ROW_PSEUDO_ITEMS)
+            var = score_variance(X3, C3, v, theta=theta_s, calibration_smoothing=1.5 / 3)
             assert np.isclose((bound - s_hat) ** 2, z**2 * var, rtol=1e-9)
 
 

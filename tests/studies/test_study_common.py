@@ -161,6 +161,13 @@ NOT_APPLICABLE = {
         "theta_converged_share",
     ),
     "llmbar": ("warning_share", "divergence_share"),
+    # Measured again only where a cell fell below the band (categorical.run's confirm_reps).
+    **{
+        f"categorical-{grid}": tuple(
+            f"confirmed_{v}" for v in ("coverage", "mcse", "miss_below", "miss_above")
+        )
+        for grid in ("preference", "rubric")
+    },
     # The symmetric (K = 3) structure has no theta[3], theta[4]; the ordinal one (K = 5) has.
     "categorical-structure": tuple(
         f"{v}{s}" for v in ("coverage", "width", "bias") for s in ("", "_mcse")
