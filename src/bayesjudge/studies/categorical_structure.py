@@ -3,9 +3,12 @@
 Issue 16's study of :mod:`bayesjudge.models.confusion_structures`. In every replication a
 judge with a known confusion matrix C grades ``n`` test items of true category shares θ and
 ``m`` labelled items per truth category (the stratified design); the posterior of θ and of a
-score estimand is computed twice on the same data, with the free confusion (every row
-Dirichlet(1)) and with the structure, and the study records coverage of the 95 % equal-tailed
-interval, its mean width and the bias of the posterior mean, each with its Monte Carlo SE.
+score estimand is computed twice on the same data, with the free confusion and with the
+structure, each with the priors :func:`bayesjudge.models.categorical.fit_categorical` gives it
+by default (θ ~ Dirichlet(1); free rows ~ Dirichlet(1/K), Perks's prior; the symmetric
+structure's free rows the same; the ordinal judge ``ORDINAL_PRIOR``), and the study records
+coverage of the 95 % equal-tailed interval, its mean width and the bias of the posterior mean,
+each with its Monte Carlo SE.
 
 ``structure="symmetric"``
     Pairwise preferences ``[A, tie, B]``, θ = (0.45, 0.20, 0.35), score = win rate of A with
@@ -25,23 +28,28 @@ augmentation (the true categories of the test items given θ and C, then θ) alt
 Metropolis–Hastings moves of the confusion that keep the test verdict shares fixed — exact
 draws from the calibration posterior for the free and symmetric rows (Dirichlet, conjugate), an
 adaptive random walk for the ordinal judge's 2K − 2 parameters. It targets the posterior of
-:func:`bayesjudge.models.categorical.fit_categorical` with ``calibration="separate"`` and the
-flat priors (θ ~ Dirichlet(1), free rows Dirichlet(1), i.e.
-``CategoricalPriors(confusion=1)``: the defaults when this study was recorded; the K-category
-default rows are now Perks's Dirichlet(1/K), :func:`bayesjudge.core.categorical_posterior.
-default_confusion_prior`; the structures' defaults of
-:mod:`bayesjudge.models.confusion_structures`) and runs all replications of a design point at
-once: the full run takes about four minutes, where NUTS would need hours.
-``tests/studies/test_categorical_structure.py`` checks it against the exact binary posterior
-(:mod:`bayesjudge.core.exact`) at K = 2 and grid quadratures of the structured K = 2 models;
-``tests/models/test_confusion_structures.py`` (slow) against ``fit_categorical`` itself.
+:func:`~bayesjudge.models.categorical.fit_categorical` with ``calibration="separate"`` and the
+default priors, read from their definitions
+(:data:`~bayesjudge.core.categorical_posterior.THETA_PRIOR`,
+:func:`~bayesjudge.core.categorical_posterior.default_confusion_prior`,
+``ORDINAL_PRIOR`` of :mod:`bayesjudge.models.confusion_structures`), and runs all replications
+of a design point at once: the full run takes about 40 s of CPU, where NUTS would need hours.
+``run(confusion_prior=1)`` gives both models flat Dirichlet(1) rows, the default when the
+study was first recorded. ``tests/studies/test_categorical_structure.py`` checks the sampler
+against the exact binary posterior (:mod:`bayesjudge.core.exact`) at K = 2 and grid quadratures
+of the structured K = 2 models; ``tests/models/test_confusion_structures.py`` (slow) against
+``fit_categorical`` itself.
 
 Measured with the defaults (100 data sets per point, n = 500; models/categorical-symmetric.md
-and models/categorical-ordinal.md hold the tables): where the structure holds it narrows the
-score interval by 46–54 % (symmetric) and 20–44 % (ordinal) at nominal coverage; a position
-bias of 0.10 makes the symmetric score interval miss almost always (coverage 0.00–0.02, bias
-+0.18), while two-grade jumps on 20 % of items cost the ordinal model little at these sizes
-(coverage 0.91–0.93, bias up to −0.06).
+and models/categorical-ordinal.md hold the tables,
+``benchmarks/studies/results/categorical-structure/`` the recording): where the structure
+holds it narrows the score interval by 45–52 % (symmetric: 0.479 → 0.265 at m = 10,
+0.304 → 0.147 at m = 40) and by 20 % and 6 % (ordinal: 0.630 → 0.507, 0.360 → 0.338) at
+nominal coverage; a position bias of 0.10 makes the symmetric score interval miss almost always
+(coverage 0.00–0.01, bias +0.17 to +0.18), while two-grade jumps on 20 % of items cost the
+ordinal model little at these sizes (coverage 0.91–0.93, bias up to −0.06). With flat free rows
+the free model was wider, most of all at K = 5, and the gains read 46–54 % (symmetric) and
+20–44 % (ordinal).
 
 Seeding: each design point (structure, scenario, m) has its own stream derived from
 ``random_seed`` and the point (:func:`~bayesjudge.studies._framework.point_rngs`); the free
@@ -55,6 +63,7 @@ import xarray as xr
 from scipy import special
 
 from bayesjudge._lazy import bayesian
+from bayesjudge.core.categorical_posterior import THETA_PRIOR, default_confusion_prior
 from bayesjudge.simulate import preference_confusion, rubric_confusion
 from bayesjudge.studies._framework import (
     StudyResult,
@@ -108,8 +117,6 @@ SETTINGS = {
 #: ``bayesjudge study categorical-structure --quick``.
 QUICK_REPS = 50
 QUICK_OPTIONS = {"m": [10], "iterations": 600}
-# Flat Dirichlet(1) for θ and the free rows: the study was recorded with these (see above).
-_ALPHA = 1.0
 
 
 # ----------------------------------------------------------------------------- the judges
@@ -151,23 +158,28 @@ def _dirichlet(rng, alpha):
     return g / g.sum(axis=-1, keepdims=True)
 
 
-def _confusion_free(rng, table, k):
-    return _dirichlet(rng, _ALPHA + table)
+def _confusion_free(rng, table, alpha):
+    return _dirichlet(rng, alpha + table)
 
 
-def _confusion_symmetric(rng, table, k):
-    """Conjugate update of the mirror-symmetric rows (tie row symmetric, as the default)."""
+def _confusion_symmetric(rng, table, alpha):
+    """Conjugate update of the mirror-symmetric rows (tie row symmetric, as the default).
+
+    ``alpha`` is the Dirichlet concentration of every cell; a tie-row pair of mirror cells
+    gets 2 ``alpha`` (the models' ``_tie_dirichlet``: the pair total's law under a free row).
+    """
+    k = table.shape[-1]
     half = k // 2
     out = np.empty_like(table, dtype=float)
     side = table[:, :half, :] + table[:, ::-1, ::-1][:, :half, :]
-    rows = _dirichlet(rng, _ALPHA + side)
+    rows = _dirichlet(rng, alpha + side)
     out[:, :half] = rows
     out[:, k - half :] = rows[:, ::-1, ::-1]
     if k % 2:
         h = half
         pairs = table[:, h, :h] + table[:, h, ::-1][:, :h]
         counts = np.concatenate([pairs, table[:, h, h : h + 1]], axis=-1)
-        w = _dirichlet(rng, np.append(np.full(h, 2 * _ALPHA), _ALPHA) + counts)
+        w = _dirichlet(rng, np.append(np.full(h, 2 * alpha), alpha) + counts)
         out[:, h] = np.concatenate([w[:, :h] / 2, w[:, h:], w[:, :h][:, ::-1] / 2], axis=-1)
     return out
 
@@ -203,13 +215,14 @@ def _ordinal_target(u, table, k, mean, sd):
     return loglik - 0.5 * (((u - mean) / sd) ** 2).sum(axis=-1)
 
 
-def _remap(rng, theta, conf, proposal, log_ratio):
+def _remap(rng, theta, conf, proposal, log_ratio, theta_alpha):
     """Accept or reject a new confusion with θ moved so that the verdict shares stay fixed.
 
-    With p = Cᵀθ held fixed, θ* = (C*ᵀ)⁻¹ p; the test likelihood cancels, θ's flat prior is
-    constant, and the map's Jacobian on the simplex is |det C| / |det C*| (C 1 = 1, so the
-    map fixes the hyperplane Σθ = 1). ``log_ratio`` holds the rest of the Metropolis–Hastings
-    ratio of the confusion move. Returns (accepted mask, θ, C).
+    With p = Cᵀθ held fixed, θ* = (C*ᵀ)⁻¹ p; the test likelihood cancels, θ's Dirichlet
+    (``theta_alpha``) prior contributes (α − 1) Σ log(θ*/θ) (0 for the flat default), and the
+    map's Jacobian on the simplex is |det C| / |det C*| (C 1 = 1, so the map fixes the
+    hyperplane Σθ = 1). ``log_ratio`` holds the rest of the Metropolis–Hastings ratio of the
+    confusion move. Returns (accepted mask, θ, C).
     """
     det_old = np.abs(np.linalg.det(conf))
     det_new = np.abs(np.linalg.det(proposal))
@@ -218,8 +231,12 @@ def _remap(rng, theta, conf, proposal, log_ratio):
     shares = np.einsum("rt,rtv->rv", theta, conf)
     moved = np.linalg.solve(np.swapaxes(safe, 1, 2), shares[..., None])[..., 0]
     ok &= (moved >= 0).all(axis=-1)
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):
         log_ratio = log_ratio + np.log(det_old) - np.log(np.where(ok, det_new, 1.0))
+        if theta_alpha != 1.0:
+            log_ratio = log_ratio + (theta_alpha - 1.0) * (
+                np.log(np.where(ok[:, None], moved, 1.0)) - np.log(theta)
+            ).sum(-1)
     accept = ok & (np.log(rng.random(len(theta))) < np.nan_to_num(log_ratio, nan=-np.inf))
     theta = np.where(accept[:, None], moved / moved.sum(-1, keepdims=True), theta)
     return accept, theta, np.where(accept[:, None, None], proposal, conf)
@@ -235,8 +252,8 @@ class _OrdinalMove:
     fixed, so the chain is a valid Metropolis–Hastings chain.
     """
 
-    def __init__(self, reps, k, prior, warmup, cal):
-        self.k, self.warmup, self.cal = k, warmup, cal
+    def __init__(self, reps, k, prior, warmup, cal, theta_alpha):
+        self.k, self.warmup, self.cal, self.theta_alpha = k, warmup, cal, theta_alpha
         self.mean, self.sd = _ordinal_prior_arrays(prior, k)
         d = len(self.mean)
         self.u = np.broadcast_to(self.mean, (reps, d)).copy()
@@ -253,7 +270,9 @@ class _OrdinalMove:
         proposal = self.u + np.exp(self.log_scale)[:, None] * step
         target = _ordinal_target(proposal, self.cal, self.k, self.mean, self.sd)
         new_conf = np.exp(_ordinal_log_rows(proposal, self.k))
-        accept, theta, conf = _remap(rng, theta, conf, new_conf, target - self.target)
+        accept, theta, conf = _remap(
+            rng, theta, conf, new_conf, target - self.target, self.theta_alpha
+        )
         self.u[accept], self.target[accept] = proposal[accept], target[accept]
         if iteration < self.warmup:
             self.log_scale += (accept - 0.25) / np.sqrt(iteration + 1)
@@ -272,7 +291,15 @@ class _OrdinalMove:
 
 
 def posterior_draws(
-    test, calibration, *, confusion: str, iterations: int = 2000, rng, ordinal_prior=None
+    test,
+    calibration,
+    *,
+    confusion: str,
+    iterations: int = 2000,
+    rng,
+    ordinal_prior=None,
+    confusion_prior: float | None = None,
+    theta_prior: float | None = None,
 ) -> tuple[np.ndarray, dict]:
     """Posterior draws of θ for many independent data sets at once (MCMC in numpy).
 
@@ -284,6 +311,14 @@ def posterior_draws(
     Metropolis–Hastings (:func:`_remap`). Step (b) moves along the ridge of the posterior that
     data augmentation alone crosses slowly when the calibration sets are small.
 
+    The priors are those of :func:`bayesjudge.models.categorical.fit_categorical` with
+    ``calibration="separate"`` and default ``CategoricalPriors()``, read from the same
+    definitions: θ ~ Dirichlet(:data:`~bayesjudge.core.categorical_posterior.THETA_PRIOR`),
+    every free row (and the symmetric structure's free rows) ~ Dirichlet(1/K, …, 1/K)
+    (:func:`~bayesjudge.core.categorical_posterior.default_confusion_prior`), a symmetric
+    tie row's half-cells ~ Dirichlet(2/K, …, 2/K, 1/K), the ordinal judge's parameters
+    ~ ``ORDINAL_PRIOR``.
+
     Parameters
     ----------
     test : array_like of int, shape (R, K)
@@ -291,9 +326,7 @@ def posterior_draws(
     calibration : array_like of int, shape (R, K, K)
         Calibration counts, rows = truth, columns = verdict (stratified design).
     confusion : {"free", "symmetric", "ordinal"}
-        The confusion model; flat priors (θ ~ Dirichlet(1), rows Dirichlet(1):
-        ``CategoricalPriors(confusion=1)`` of
-        :func:`bayesjudge.models.categorical.fit_categorical`; the structures' defaults).
+        The confusion model.
     iterations : int, default 2000
         Iterations; the first quarter is warm-up and is dropped.
     rng : numpy.random.Generator
@@ -301,29 +334,53 @@ def posterior_draws(
     ordinal_prior : dict, optional
         ``ORDINAL_PRIOR`` of :mod:`bayesjudge.models.confusion_structures` (needed for
         ``"ordinal"``).
+    confusion_prior : float, optional
+        Dirichlet concentration of every confusion cell (``"free"``, ``"symmetric"``), as
+        ``CategoricalPriors(confusion=...)``; default the models' Perks 1/K. ``1`` gives the
+        flat rows this study was first recorded with.
+    theta_prior : float, optional
+        Dirichlet concentration of θ, as ``CategoricalPriors(theta=...)``; default
+        ``THETA_PRIOR`` (1, flat).
 
     Returns
     -------
     theta : numpy.ndarray, shape (iterations − warm-up, R, K)
     info : dict
-        ``"acceptance"``: the acceptance rate of the confusion moves after warm-up.
+        ``"acceptance"``: the acceptance rate of the confusion moves after warm-up;
+        ``"confusion_prior"``, ``"theta_prior"``: the concentrations used.
 
     Examples
     --------
     >>> rng = np.random.default_rng(1)
-    >>> theta, _ = posterior_draws([[50, 30, 20]], [[[18, 1, 1], [2, 16, 2], [0, 2, 18]]],
-    ...                            confusion="symmetric", iterations=400, rng=rng)
-    >>> theta.shape
-    (300, 1, 3)
+    >>> theta, info = posterior_draws([[50, 30, 20]], [[[18, 1, 1], [2, 16, 2], [0, 2, 18]]],
+    ...                               confusion="symmetric", iterations=400, rng=rng)
+    >>> theta.shape, round(info["confusion_prior"], 4)
+    ((300, 1, 3), 0.3333)
     """
+    if confusion not in ("free", *STRUCTURES):
+        raise ValueError(f"confusion must be 'free', 'symmetric' or 'ordinal'; got {confusion!r}.")
+    if confusion == "ordinal" and ordinal_prior is None:
+        raise ValueError("confusion='ordinal' needs ordinal_prior (ORDINAL_PRIOR of "
+                         "bayesjudge.models.confusion_structures).")  # fmt: skip
     test = np.asarray(test, dtype=np.int64)
     cal = np.asarray(calibration, dtype=np.int64)
     reps, k = test.shape
+    alpha, theta_alpha = (
+        check_number(name, value, low=0, low_open=True, allow_none=True) or default
+        for name, value, default in (
+            ("confusion_prior", confusion_prior, default_confusion_prior(k)),
+            ("theta_prior", theta_prior, THETA_PRIOR),
+        )
+    )
     warmup = iterations // 4
     theta = np.full((reps, k), 1.0 / k)
-    move = _OrdinalMove(reps, k, ordinal_prior, warmup, cal) if confusion == "ordinal" else None
+    move = (
+        _OrdinalMove(reps, k, ordinal_prior, warmup, cal, theta_alpha)
+        if confusion == "ordinal"
+        else None
+    )
     exact = {"free": _confusion_free, "symmetric": _confusion_symmetric}.get(confusion)
-    conf = move.confusion() if move is not None else exact(rng, cal, k)
+    conf = move.confusion() if move is not None else exact(rng, cal, alpha)
     out = np.empty((iterations - warmup, reps, k))
     accepted = proposed = 0
     for it in range(iterations):
@@ -332,18 +389,20 @@ def posterior_draws(
         given_verdict = np.swapaxes(joint / joint.sum(axis=1, keepdims=True), 1, 2)
         given_verdict /= given_verdict.sum(-1, keepdims=True)
         latent = rng.multinomial(test, given_verdict)  # (R, verdict, truth)
-        theta = _dirichlet(rng, _ALPHA + latent.sum(axis=1))
+        theta = _dirichlet(rng, theta_alpha + latent.sum(axis=1))
         if move is not None:
             theta, conf = move(rng, theta, conf, it)
         else:
-            accept, theta, conf = _remap(rng, theta, conf, exact(rng, cal, k), 0.0)
+            accept, theta, conf = _remap(rng, theta, conf, exact(rng, cal, alpha), 0.0, theta_alpha)
             if it >= warmup:
                 accepted, proposed = accepted + int(accept.sum()), proposed + reps
         if it >= warmup:
             out[it - warmup] = theta
     if move is not None:
         accepted, proposed = move.accepted, move.proposed
-    return out, {"acceptance": accepted / max(proposed, 1)}
+    info = {"acceptance": accepted / max(proposed, 1), "confusion_prior": alpha,
+            "theta_prior": theta_alpha}  # fmt: skip
+    return out, info
 
 
 # ----------------------------------------------------------------------------- the study
@@ -369,7 +428,7 @@ def _summaries(draws, truth, scores, alpha):
     return out
 
 
-def _point(structure, scenario, m, *, n, reps, iterations, alpha, seed, prior):
+def _point(structure, scenario, m, *, n, reps, iterations, alpha, seed, prior, confusion_prior):
     rng_data, rng_free, rng_structured = point_rngs(
         seed, STRUCTURES.index(structure), SCENARIOS.index(scenario), m, count=3
     )
@@ -379,8 +438,9 @@ def _point(structure, scenario, m, *, n, reps, iterations, alpha, seed, prior):
     for model, rng in (("free", rng_free), ("structured", rng_structured)):
         kind = "free" if model == "free" else structure
         draws, info = posterior_draws(
-            test, cal, confusion=kind, iterations=iterations, rng=rng, ordinal_prior=prior
-        )
+            test, cal, confusion=kind, iterations=iterations, rng=rng, ordinal_prior=prior,
+            confusion_prior=confusion_prior,
+        )  # fmt: skip
         rows = _summaries(draws, np.asarray(settings["theta"]), settings["scores"], alpha)
         metrics = np.full((len(ESTIMANDS), 6), np.nan)
         for e, (mean, lower, upper, true) in enumerate(rows):
@@ -403,6 +463,7 @@ def run(
     n: int = 500,
     iterations: int = 2000,
     alpha: float = 0.05,
+    confusion_prior: float | None = None,
 ) -> StudyResult:
     """Run the study: free against structured confusion posteriors on small calibration sets.
 
@@ -424,6 +485,11 @@ def run(
         Sampler iterations per data set (a quarter warm-up).
     alpha : float, default 0.05
         1 − the interval's probability.
+    confusion_prior : float, optional
+        Dirichlet concentration of every cell of the free rows (and the symmetric structure's
+        rows), as ``CategoricalPriors(confusion=...)``; default the models' Perks 1/K
+        (:func:`~bayesjudge.core.categorical_posterior.default_confusion_prior`). ``1``
+        reproduces the first recording, with flat rows.
 
     Returns
     -------
@@ -447,6 +513,13 @@ def run(
     n = check_number("n", n, low=1, integer=True)
     iterations = check_number("iterations", iterations, low=8, integer=True)
     alpha = check_number("alpha", alpha, low=0, high=1, low_open=True, high_open=True)
+    confusion_prior = check_number(
+        "confusion_prior", confusion_prior, low=0, low_open=True, allow_none=True
+    )
+    row_prior = {
+        s: confusion_prior or default_confusion_prior(len(SETTINGS[s]["categories"]))
+        for s in structures
+    }
     prior = _ordinal_prior_from_models() if "ordinal" in structures else None
     shape = (len(structures), len(SCENARIOS), len(m_grid), len(MODELS), len(ESTIMANDS))
     names = ("coverage", "coverage_mcse", "width", "width_mcse", "bias", "bias_mcse")
@@ -458,7 +531,8 @@ def run(
     bar = progress_bar(len(points), f"study {NAME}", progress)
     for i, j, k in points:
         res = _point(structures[i], SCENARIOS[j], m_grid[k], n=n, reps=reps,
-                     iterations=iterations, alpha=alpha, seed=seed, prior=prior)  # fmt: skip
+                     iterations=iterations, alpha=alpha, seed=seed, prior=prior,
+                     confusion_prior=confusion_prior)  # fmt: skip
         for mi, model in enumerate(MODELS):
             metrics, acc = res[model]
             for c, name in enumerate(names):
@@ -481,6 +555,7 @@ def run(
         NAME, reps=reps, random_seed=seed, n=n, m=list(m_grid), iterations=iterations,
         alpha=alpha, ci_kind="eti", ci_prob=1 - alpha, engine="numpy-mcmc",
         settings_by_structure={s: SETTINGS[s] for s in structures},
+        theta_prior=THETA_PRIOR, confusion_prior_by_structure=row_prior,
         confusions={f"{s}/{c}": scenario_confusion(s, c).round(6).tolist()
                     for s in structures for c in SCENARIOS},
     )  # fmt: skip
