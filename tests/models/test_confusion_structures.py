@@ -84,12 +84,12 @@ def test_free_tie_row_leaves_only_the_tie_row_asymmetric(hierarchical):
 
 
 def test_symmetric_tie_row_prior_has_the_free_rows_marginals():
-    # The half-cells are Dirichlet(2, 2, 1) at K = 5 (pair totals get the summed
-    # concentration), so C[tie, tie] ~ Beta(1, 4) and C[tie, A] + C[tie, B] ~ Beta(2, 3):
-    # the laws they have under a free Dirichlet(1, 1, 1, 1, 1) row. KS test at 4000 draws,
-    # seed 3; a Dirichlet(1, 1, 1) over half-cells would give Beta(1, 2) (p ≈ 0).
+    # With flat rows (alpha=1) the half-cells are Dirichlet(2, 2, 1) at K = 5 (pair totals get
+    # the summed concentration), so C[tie, tie] ~ Beta(1, 4) and C[tie, A] + C[tie, B] ~
+    # Beta(2, 3): the laws they have under a free Dirichlet(1, 1, 1, 1, 1) row. KS test at
+    # 4000 draws, seed 3; a Dirichlet(1, 1, 1) over half-cells would give Beta(1, 2) (p ≈ 0).
     with pm.Model() as model:
-        conf = symmetric_preference_confusion(categories=CATS[5])
+        conf = symmetric_preference_confusion(categories=CATS[5], alpha=1.0)
     c = pm.draw(conf, draws=4000, random_seed=3, mode=FAST)
     assert stats.kstest(c[:, 2, 2], stats.beta(1, 4).cdf).pvalue > 0.01
     assert stats.kstest(c[:, 2, 0] + c[:, 2, 4], stats.beta(2, 3).cdf).pvalue > 0.01
@@ -297,6 +297,20 @@ def test_hierarchical_ordinal_log_density_matches_scipy():
     expected += stats.binom.logpmf(counts[..., 0, 0], counts[..., 0, :].sum(-1), q0).sum()
     expected += stats.binom.logpmf(counts[..., 1, 1], counts[..., 1, :].sum(-1), q1).sum()
     np.testing.assert_allclose(logp, expected, rtol=1e-12)
+
+
+def test_symmetric_default_rows_are_perks_like_the_free_model():
+    # Default alpha: 1/K per cell (default_confusion_prior), the free model's default rows.
+    # At K = 5: C[A, A] ~ Beta(1/5, 4/5), C[tie, tie] ~ Beta(1/5, 4/5) and the tie row's
+    # mirror pair C[tie, A] + C[tie, B] ~ Beta(2/5, 3/5). KS at 4000 draws, seed 4; flat rows
+    # (Beta(1, 4)) are rejected.
+    with pm.Model():
+        conf = symmetric_preference_confusion(categories=CATS[5])
+    c = pm.draw(conf, draws=4000, random_seed=4, mode=FAST)
+    assert stats.kstest(c[:, 0, 0], stats.beta(0.2, 0.8).cdf).pvalue > 0.01
+    assert stats.kstest(c[:, 2, 2], stats.beta(0.2, 0.8).cdf).pvalue > 0.01
+    assert stats.kstest(c[:, 2, 0] + c[:, 2, 4], stats.beta(0.4, 0.6).cdf).pvalue > 0.01
+    assert stats.kstest(c[:, 0, 0], stats.beta(1, 4).cdf).pvalue < 1e-6
 
 
 # ----------------------------------------------------------------------------- shapes, input

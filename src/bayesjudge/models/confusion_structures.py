@@ -38,6 +38,8 @@ import numpy as np
 import pymc as pm
 import pytensor.tensor as pt
 
+from bayesjudge.core.categorical_posterior import default_confusion_prior
+
 __all__ = [
     "ORDINAL_PRIOR",
     "ordinal_confusion",
@@ -230,7 +232,7 @@ def symmetric_preference_confusion(
     hierarchical: bool = False,
     pool_over=None,
     tie_row: str = "symmetric",
-    alpha=1.0,
+    alpha=None,
     error_logit_mean: tuple[float, float] = (-1.5, 1.5),
     error_logit_scale: float = 1.0,
 ):
@@ -259,11 +261,13 @@ def symmetric_preference_confusion(
     tie_row : {"symmetric", "free"}, default "symmetric"
         Whether the tie row (odd K) is mirror-symmetric or free. "symmetric" is the judge
         without position bias; "free" lets a judge break true ties towards one position.
-    alpha : float or (K, K) array, default 1
-        Dirichlet concentrations of the rows (non-hierarchical). Rows 0 … K//2 − 1 are used
-        for the free "A side" rows; a symmetric tie row's half-cells get the sums of the two
-        mirror cells' concentrations (so each pair total has the prior it has in the free
-        model).
+    alpha : float or (K, K) array, optional
+        Dirichlet concentrations of the rows (non-hierarchical); default 1/K in every cell,
+        Perks's prior, the K-category model's default for free rows
+        (:func:`~bayesjudge.core.categorical_posterior.default_confusion_prior`). Rows
+        0 … K//2 − 1 are used for the free "A side" rows; a symmetric tie row's half-cells
+        get the sums of the two mirror cells' concentrations (so each pair total has the
+        prior it has in the free model).
     error_logit_mean : (float, float), default (-1.5, 1.5)
         Normal prior of μ (hierarchical), as ``CategoricalPriors.error_logit_mean``.
     error_logit_scale : float, default 1
@@ -321,7 +325,7 @@ def symmetric_preference_confusion(
         side = rows[..., :half, :]
         tie = rows[..., half:, :] if odd else None
     else:
-        a = _dirichlet_alpha(alpha, k)
+        a = _dirichlet_alpha(default_confusion_prior(k) if alpha is None else alpha, k)
         _coord(model, "truth_side", labels[:half])
         side = pm.Dirichlet(
             "symmetric_side",
