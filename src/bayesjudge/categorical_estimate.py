@@ -11,8 +11,9 @@ labels (empty groups, an ill-conditioned judge).
 from __future__ import annotations
 
 import json
+import numbers
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import xarray as xr
@@ -31,6 +32,7 @@ from bayesjudge.core.categorical import (
 from bayesjudge.core.kernels import LOW_J_THRESHOLD
 from bayesjudge.core.paired import system_pairs
 from bayesjudge.data import CategoricalCounts
+from bayesjudge.data.category_labels import label_key, label_kind, plain_label
 from bayesjudge.warnings import IllConditionedJudgeWarning, SmallSampleWarning
 
 __all__ = ["CATEGORICAL_METHODS", "COMPARE_CATEGORICAL_METHODS", "compare_categorical",
@@ -52,10 +54,16 @@ _DIMS = ("system", "stratum")
 def score_vector(scores, categories) -> np.ndarray:
     """Return the value of every category, in order, from ``{category: value}``.
 
+    Keys are matched to the categories by value and type, as labels are (``1.0`` names the
+    category ``1``; ``"1"`` and ``True`` do not).
+
     Raises
     ------
+    TypeError
+        If ``scores`` is not a mapping, or a value is not a real number (text, a bool).
     ValueError
-        If a category has no value, a key is not a category, or a value is not finite.
+        If a category has no value, a key is not a category, two keys name one category, or
+        a value is not finite.
 
     Examples
     --------
@@ -67,17 +75,62 @@ def score_vector(scores, categories) -> np.ndarray:
             f"scores must be a dict {{category: value}}; got {type(scores).__name__}. E.g. "
             "scores={'A': 1, 'tie': 0.5, 'B': 0} for a win rate of A with ties counted half."
         )
-    missing = [c for c in categories if c not in scores]
-    extra = [k for k in scores if k not in list(categories)]
-    if missing or extra:
+    categories = list(categories)
+    keys: dict[tuple, list] = {}
+    for name in scores:
+        keys.setdefault(label_key(plain_label(name)), []).append(name)
+    twice = [names for names in keys.values() if len(names) > 1]
+    if twice:
         raise ValueError(
-            f"scores must give one value for each category {list(categories)!r}; missing "
-            f"{missing!r}, not a category {extra!r}."
+            f"scores names one category more than once: {twice[0]!r}; give each category "
+            f"{categories!r} one value."
         )
-    values = np.array([scores[c] for c in categories], dtype=float)
+    wanted = {label_key(c): c for c in categories}
+    missing = [c for c in categories if label_key(c) not in keys]
+    extra = [names[0] for key, names in keys.items() if key not in wanted]
+    if missing or extra:
+        hint = ""
+        if any(isinstance(k, str) for k in extra) and all(
+            label_kind(c) == "number" for c in categories
+        ):
+            hint = " The categories are numbers: write the keys as numbers, e.g. {1: 1.0}."
+        raise ValueError(
+            f"scores must give one value for each category {categories!r} (keys compared by "
+            f"value and type); missing {missing!r}, not a category {extra!r}.{hint}"
+        )
+    raw = [scores[keys[label_key(c)][0]] for c in categories]
+    odd = [
+        (c, x)
+        for c, x in zip(categories, raw, strict=True)
+        if isinstance(x, bool | np.bool_) or not isinstance(x, numbers.Real)
+    ]
+    if odd:
+        raise TypeError(
+            f"scores values must be real numbers; got {
+                ', '.join(f'{c!r}: {x!r} ({type(x).__name__})' for c, x in odd[:3])
+            }. Write e.g. 0.5, not '0.5' or True."
+        )
+    values = np.array(raw, dtype=float)
     if not np.isfinite(values).all():
-        raise ValueError(f"scores must be finite numbers; got {dict(scores)!r}.")
+        bad = [c for c, x in zip(categories, values, strict=True) if not np.isfinite(x)]
+        raise ValueError(
+            f"scores must be finite numbers; the value of {bad!r} is not: {dict(scores)!r}."
+        )
     return values
+
+
+def _standardised(v: np.ndarray) -> tuple[float, float, np.ndarray]:
+    """Return (centre, half-range, (v - centre) / half-range) of score values.
+
+    A mean score and its interval are affine in the values: working on [-1, 1] and mapping
+    back keeps the variance (squares of the values) from overflowing for values near 1e308.
+    """
+    # halves first: max - min overflows for values of opposite sign near 1e308
+    centre = v.max() / 2 + v.min() / 2
+    scale = v.max() / 2 - v.min() / 2
+    if scale == 0:  # one value for every category: the score is that value
+        scale = 1.0
+    return float(centre), float(scale), (v - centre) / scale
 
 
 def _group_names(ds: xr.Dataset, mask: np.ndarray, limit: int = 6) -> str:
@@ -114,14 +167,19 @@ def _usable(ds: xr.Dataset, test, cal, calibration: str):
         )
     if (empty_row & ~no_test).any():
         hint = (
-            "pass calibration='shared' to pool the systems' sets, or "
-            if (calibration == "separate")
+            "pass calibration='shared' (--calibration-design shared) to pool the systems' sets, or "
+            if calibration == "separate" and ds.sizes["system"] > 1
             else ""
         )
+        flagged = empty_row & ~no_test
+        rows = (cal.sum(-1) == 0)[flagged].any(0)
+        unlabelled = [_plain(c) for c, r in zip(ds["truth"].values, rows, strict=True) if r]
         warnings.warn(
-            f"A true category has no calibration items in {_group_names(ds, empty_row & ~no_test)}"
-            ": the judge's verdicts for that truth are unknown, so the corrected estimate is "
-            f"NaN there. To fix it, {hint}label items of every true category for these groups.",
+            f"A true category has no calibration items in {_group_names(ds, flagged)} (truth "
+            f"{terminal_safe(repr(unlabelled))}): the judge's verdicts for it are unknown, "
+            f"so the corrected estimate is NaN there. To fix it, {hint}label items of every "
+            "true category for these groups (a category no item has: leave it out of "
+            "categories).",
             SmallSampleWarning,
             stacklevel=3,
         )
@@ -250,6 +308,8 @@ def estimate_categorical(
     categories = counts.categories
     k = len(categories)
     v = None if scores is None else score_vector(scores, categories)
+    if v is not None:
+        centre, scale, vs = _standardised(v)
     if method == "bootstrap":
         n_resamples = check_resamples(n_resamples, "estimate_categorical(method='bootstrap')",
                                       alpha)  # fmt: skip
@@ -267,7 +327,7 @@ def estimate_categorical(
         rg = rogan_gladen_categorical(x, c)
         raw[usable], projected[usable] = rg.raw, rg.projected
         if method == "bootstrap":
-            w = np.eye(k) if v is None else np.vstack([np.eye(k), v])
+            w = np.eye(k) if v is None else np.vstack([np.eye(k), vs])
             with warnings.catch_warnings():
                 warnings.filterwarnings("ignore", "bootstrap_categorical: n_resamples",
                                         SmallSampleWarning)  # fmt: skip
@@ -276,15 +336,18 @@ def estimate_categorical(
                                        random_seed=random_seed)  # fmt: skip
             est[usable], lower[usable], upper[usable] = (a[..., :k] for a in res)
             if v is not None:
-                score[usable], s_lo[usable], s_hi[usable] = (a[..., k] for a in res)
+                score[usable], s_lo[usable], s_hi[usable] = (
+                    centre + scale * a[..., k] for a in res
+                )
         else:
             core = _CORE_METHOD[method]
             est[usable], lower[usable], upper[usable] = categorical_interval(
                 x, c, method=core, alpha=alpha
             )
             if v is not None:
-                score[usable], s_lo[usable], s_hi[usable] = categorical_interval(
-                    x, c, v, method=core, alpha=alpha
+                score[usable], s_lo[usable], s_hi[usable] = (
+                    centre + scale * a
+                    for a in categorical_interval(x, c, vs, method=core, alpha=alpha)
                 )
     n = test.sum(-1, keepdims=True)
     m = cal.sum(-1, keepdims=True)
@@ -403,6 +466,7 @@ def compare_categorical(
     random_seed = check_seed(random_seed)
     counts, ds, test, cal = _arrays(counts, calibration)
     v = score_vector(scores, counts.categories)
+    _, scale, vs = _standardised(v)  # Δ is linear in the values: no centre
     systems = counts.systems
     if len(systems) < 2:
         raise ValueError(f"compare_categorical needs at least two systems; got {systems!r}.")
@@ -420,14 +484,15 @@ def compare_categorical(
             continue
         if method == "delta":
             res = score_difference(test[a][ok], test[b][ok], cal[a][ok],
-                                   None if calibration == "shared" else cal[b][ok], v,
+                                   None if calibration == "shared" else cal[b][ok], vs,
                                    alpha=alpha)  # fmt: skip
-            estimate[p, ok], se[p, ok], lower[p, ok], upper[p, ok] = res
+            estimate[p, ok], se[p, ok], lower[p, ok], upper[p, ok] = (scale * a for a in res)
         else:
-            estimate[p, ok], lower[p, ok], upper[p, ok] = _bootstrap_difference(
-                test[a][ok], test[b][ok], cal[a][ok], cal[b][ok], v, alpha, n_resamples,
+            difference = _bootstrap_difference(
+                test[a][ok], test[b][ok], cal[a][ok], cal[b][ok], vs, alpha, n_resamples,
                 calibration == "shared", rng, check_design(counts.design),
             )  # fmt: skip
+            estimate[p, ok], lower[p, ok], upper[p, ok] = (scale * d for d in difference)
     data = {"estimate": (("pair", "stratum"), estimate),
             "ci": (("pair", "stratum", "ci_bound"), np.stack([lower, upper], -1))}  # fmt: skip
     if method == "delta":
@@ -454,9 +519,22 @@ def _pair_positions(systems, pairs):
     if pairs is None:
         return system_pairs(len(systems))
     position = {s: i for i, s in enumerate(systems)}
+    pairs = list(pairs)
+    flat = [p for p in pairs if isinstance(p, str) or not isinstance(p, Sequence | np.ndarray)]
+    if flat:
+        raise ValueError(
+            f"pairs must be a list of (system, system) pairs, e.g. [{tuple(systems[:2])!r}]; "
+            f"got {flat[:3]!r} as entries (one pair is written [(a, b)], not (a, b))."
+        )
     unknown = [p for p in pairs if len(p) != 2 or p[0] not in position or p[1] not in position]
     if unknown:
         raise ValueError(f"pairs {unknown[:3]!r} are not pairs of the systems {systems[:10]!r}.")
+    itself = [p for p in pairs if position[p[0]] == position[p[1]]]
+    if itself:
+        raise ValueError(
+            f"pairs {itself[:3]!r} compare a system with itself (Δ = 0 by construction); "
+            f"name two different systems."
+        )
     return (np.array([position[a] for a, _ in pairs], dtype=np.intp),
             np.array([position[b] for _, b in pairs], dtype=np.intp))  # fmt: skip
 

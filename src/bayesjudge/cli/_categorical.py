@@ -12,7 +12,7 @@ the order is the sorted one of :func:`bayesjudge.data.category_labels.infer_cate
 (numbers and numeric text by value, else alphabetically), and every command prints it.
 
 ``--categories`` and ``--scores`` take a short form (``A,B,C`` and ``A=1,B=0.5,C=0``) and, for
-labels holding ``,`` or ``=`` (or surrounding spaces), a JSON form (``'["A,1", "B"]'`` and
+labels holding ``,`` or ``=``, a JSON form (``'["A,1", "B"]'`` and
 ``'{"A=1": 1, "B": 0}'``). ``--prior-theta``, ``--prior-confusion``, ``--prior-error-mean``
 and ``--prior-error-scale`` (``fit``, ``report``) give the priors of
 :class:`~bayesjudge.models.categorical.CategoricalPriors`.
@@ -39,6 +39,7 @@ from bayesjudge.cli._common import (
 from bayesjudge.data import CategoricalCounts, JudgeCounts, as_frame
 from bayesjudge.data.category_labels import (
     as_number,
+    check_inferred_count,
     infer_categories,
     label_key,
     label_kind,
@@ -46,7 +47,7 @@ from bayesjudge.data.category_labels import (
     numbers_for_text,
     plain_label,
 )
-from bayesjudge.data.labels import binary_classes
+from bayesjudge.data.labels import binary_classes, binary_value
 
 #: How many label values an error message lists before "and N more".
 _SHOWN = 20
@@ -82,6 +83,13 @@ def parse_categories(text: str) -> list:
         raise argparse.ArgumentTypeError(
             f"every category needs a label (no empty item between commas); got {text!r}. A "
             'label holding a comma is written in the JSON form, e.g. \'["A,1", "B"]\''
+        )
+    spaced = [v for v in values if v != v.strip()]
+    if spaced:
+        # The tables' labels are read stripped: " A" could never match a label.
+        raise argparse.ArgumentTypeError(
+            f"labels are compared without surrounding spaces (the tables' values are read "
+            f"stripped), so {spaced!r} would match nothing; write {[v.strip() for v in spaced]!r}"
         )
     if len(values) < 2:
         raise argparse.ArgumentTypeError(
@@ -251,8 +259,33 @@ def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
                 "read as correct/incorrect. To score two categories, name them in order "
                 "with --categories."
             )
-        return read_counts(args) if log is None else log_judge_counts(args, log)
+        try:
+            return read_counts(args) if log is None else log_judge_counts(args, log)
+        except ValueError as err:
+            _binary_hint(err, found)
+            raise
     return _categorical_counts(args, categories, found, tables)
+
+
+def _binary_hint(err: ValueError, found: dict) -> None:
+    """Raise the binary reader's error with --categories named, where labels are not binary.
+
+    Two classes per column are read as correct/incorrect; a 1/2 rubric or labels such as
+    A/B then fail there with a message about ``positive`` only, never naming the option
+    that reads them as categories.
+    """
+    odd = [v for v in found.values() if binary_value(v) is None]
+    if not any(repr(v) in str(err) for v in odd):
+        return  # an error about something else (a column, a group): no hint
+    labels = infer_categories(found.values())
+    plain = all("," not in str(v) and str(v) == str(v).strip() for v in labels)
+    example = ""
+    if plain and not lookalikes(labels) and len(labels) <= _SHOWN:
+        example = " " + terminal_safe(",".join(str(v) for v in labels))
+    raise UsageError(
+        f"{err} Or, if the labels {_listed(labels)} are categories (a graded rubric, a "
+        f"preference), not correct/incorrect, name them in order with --categories{example}."
+    ) from None
 
 
 def _numeric_gold(log: LogTables, human: str) -> LogTables:
@@ -308,7 +341,23 @@ def _categorical_counts(args, given, found, tables: _Tables) -> CategoricalCount
             f"written differently: {shown}. They would be separate categories; make each "
             f"category one label in the tables (e.g. '1' everywhere, not '1' and '01')."
         )
+    if given is None:
+        try:
+            check_inferred_count(list(found.values()), "the label columns", "--categories")
+        except ValueError as err:
+            raise UsageError(terminal_safe(str(err))) from None
     categories = _typed(given, found) if given is not None else infer_categories(found.values())
+    if given is not None:
+        same = [
+            [t for t, c in zip(given, categories, strict=True) if label_key(c) == key]
+            for key in dict.fromkeys(label_key(c) for c in categories)
+        ]
+        same = [texts for texts in same if len(texts) > 1]
+        if same:
+            raise UsageError(
+                f"--categories {_listed(same[0])} name one label of the tables (they are "
+                f"read as numbers, as the label columns hold numbers); give each category once."
+            )
     _check_inside(categories, found)
     if tables.item is not None and not tables.epochs:
         _check_unique_items(tables.test, tables.item, tables.system)
@@ -447,8 +496,13 @@ def _check_unique_items(test, item: str, system: str | None) -> None:
     if item not in names:
         return  # the counting names the missing column
     keys = [c for c in (system, item) if c is not None and c in names]
+    # Rows without an id are items that match nothing, as the counting reads them: their
+    # blanks are not one id repeated.
+    present = ~nw.col(item).is_null()
+    if frame.collect_schema()[item].is_float():
+        present = present & ~nw.col(item).is_nan().fill_null(True)
     repeated = (
-        frame.group_by(keys).agg(nw.len().alias("__rows__"))
+        frame.filter(present).group_by(keys).agg(nw.len().alias("__rows__"))
         .filter(nw.col("__rows__") > 1).collect()
     )  # fmt: skip
     if len(repeated):
@@ -470,7 +524,22 @@ def score_map(scores: dict[str, float] | None, categories: list) -> dict | None:
     if scores is None:
         return None
     by_text = {str(c): c for c in categories}
-    missing = [c for c in categories if str(c) not in scores]
+    if categories and all(label_kind(c) == "number" for c in categories):
+        # numeric categories are named by value, as --categories names them: 1.0 is 1
+        by_value = {as_number(c): c for c in categories}
+        for name in scores:
+            if name not in by_text and as_number(name) in by_value and "_" not in name:
+                by_text[name] = by_value[as_number(name)]
+    named: dict = {}
+    for name in scores:
+        if name in by_text:
+            named.setdefault(label_key(by_text[name]), []).append(name)
+    twice = [names for names in named.values() if len(names) > 1]
+    if twice:
+        raise UsageError(
+            f"--scores names one category more than once: {_listed(twice[0])} are one number."
+        )
+    missing = [c for c in categories if label_key(c) not in named]
     extra = [name for name in scores if name not in by_text]
     if missing or extra:
         parts = []
@@ -511,7 +580,8 @@ def check_labelled(counts: CategoricalCounts) -> None:
     if not int(counts.calibration.sum()):
         raise UsageError(
             "--calibration is required (the judge's confusion between categories is estimated "
-            "from human-labelled items): pass a human-labelled CSV/Parquet file, a --test "
+            "from human-labelled items, and none was counted: rows without a judge or human "
+            "label are dropped): pass a human-labelled CSV/Parquet file, a --test "
             "table with a --human column filled for the labelled rows, or --gold with the "
             "human labels of a log's items."
         )

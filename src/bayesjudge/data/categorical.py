@@ -43,7 +43,7 @@ from bayesjudge.data.category_labels import (
 from bayesjudge.data.category_labels import (
     infer_categories as infer_categories,
 )
-from bayesjudge.data.category_labels import label_key
+from bayesjudge.data.category_labels import label_key, plain_label
 from bayesjudge.data.counts import JudgeCounts
 
 #: The dims and variables of :class:`CategoricalCounts`.
@@ -682,14 +682,16 @@ class CategoricalCounts:
                     f"Pass positive= (one of {labels!r}): the category that means correct."
                 )
             positive = labels[1]
-        positive = plain_value(positive)
-        matches = [c for c in labels if c == positive and type(c) is type(positive)]
+        given = plain_value(positive)
+        # by value and type, as labels are matched: 1.0 names the category 1, True does not
+        matches = [c for c in labels if label_key(plain_label(c)) == label_key(plain_label(given))]
         if not matches:
             raise ValueError(
-                f"positive={positive!r} is not one of the categories {labels!r} (compared by "
+                f"positive={given!r} is not one of the categories {labels!r} (compared by "
                 f"value and type)."
             )
-        negative = next(c for c in labels if c is not matches[0] and c != positive)
+        positive = matches[0]
+        negative = next(c for c in labels if c is not positive)
         test, cal = self._ds[TEST], self._ds[CALIBRATION]
         ds = xr.Dataset(
             {

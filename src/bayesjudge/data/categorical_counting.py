@@ -35,6 +35,7 @@ from bayesjudge.data._common import (
 from bayesjudge.data.category_labels import (
     as_number,
     category_array,
+    check_inferred_count,
     infer_categories,
     label_key,
     lookalikes,
@@ -207,6 +208,8 @@ def _count_source(source: _Source, roles: dict[str, str], groups: dict) -> _Tall
             clashes += lookalikes(sorted({v for _, v in objects}, key=repr))
             if len(objects) > len({v for _, v in objects}):
                 clashes.append(tuple(v for _, v in sorted(objects, key=repr))[:2])
+        # one pair found both in the tally and among the pandas objects: name it once
+        clashes = list({frozenset((type(v), v) for v in pair): pair for pair in clashes}.values())
         if clashes:
             raise ValueError(
                 f"Column {col!r} ({role}) in the {source.where} holds different values that "
@@ -284,6 +287,7 @@ def _resolve_categories(categories, tallies) -> tuple[list, str]:
             f"look the same; make the columns one type, or pass categories= and labels of "
             f"that type."
         )
+    check_inferred_count(values, "The label columns")
     if len(values) < 2:
         raise ValueError(
             f"The label columns hold {len(values)} distinct value(s) {values!r}; K-category "

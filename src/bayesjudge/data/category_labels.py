@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, KeysView, Mapping, Set
 from decimal import Decimal, InvalidOperation
 
 import numpy as np
@@ -19,6 +19,9 @@ from bayesjudge.core._validation import MAX_COUNT
 from bayesjudge.data._common import is_blank, plain_value, sorted_labels
 
 _INT64 = np.iinfo(np.int64)
+#: The most categories read from the tables without ``categories=``: more distinct labels
+#: than this is a free-text or id column taken for the verdicts (K² cells per group).
+MAX_INFERRED_CATEGORIES = 256
 
 
 def as_number(value) -> Decimal | None:
@@ -77,6 +80,13 @@ def label_kind(value) -> str:
     return type(value).__name__
 
 
+def _printed(text: str) -> str:
+    """Return text as it prints: NFC-normalised, without invisible format characters."""
+    # Zero-width spaces, joiners and direction marks (category Cf) print as nothing.
+    text = unicodedata.normalize("NFC", text)
+    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
+
+
 def lookalikes(values: Iterable) -> list[tuple]:
     """Return the pairs of distinct values that print alike, compare equal or are one number.
 
@@ -94,7 +104,7 @@ def lookalikes(values: Iterable) -> list[tuple]:
     distinct = list({(type(v), v): v for v in values}.values())
     buckets: dict[tuple, list] = defaultdict(list)
     for v in distinct:
-        buckets[("text", unicodedata.normalize("NFC", str(v)))].append(v)
+        buckets[("text", _printed(str(v)))].append(v)
         buckets[("value", v)].append(v)
         if isinstance(v, str) and as_number(v) is not None:
             buckets[("number", as_number(v))].append(v)
@@ -172,6 +182,15 @@ def category_array(categories, name: str = "categories") -> np.ndarray:
             f"{name} must be a sequence of at least two category labels, e.g. ['A', 'tie', "
             f"'B'] or [1, 2, 3, 4, 5]; got {categories!r}."
         )
+    if isinstance(categories, Set | Mapping) and not isinstance(categories, KeysView):
+        # The order of the labels is the order of the count axes: a set has none (a str set
+        # changes order between runs), and a dict here is usually scores= put in its place;
+        # a dict's keys() keep their order and are taken.
+        raise ValueError(
+            f"{name} must be an ordered sequence (a list or tuple), the order of the count "
+            f"axes; got a {type(categories).__name__} {categories!r}, whose order is not "
+            f"the categories'. Pass e.g. {sorted(map(str, categories))!r} in the order meant."
+        )
     values = [plain_value(v) for v in categories]
     if len(values) < 2:
         raise ValueError(
@@ -198,6 +217,12 @@ def category_array(categories, name: str = "categories") -> np.ndarray:
             f"{name} must be text, numbers or booleans; got {odd!r} of type "
             f"{type(odd[0]).__name__}."
         )
+    infinite = [v for v in values if isinstance(v, float) and not np.isfinite(v)]
+    if infinite:
+        raise ValueError(
+            f"{name} must not hold infinite numbers (they print as a JSON token no reader "
+            f"takes); got {infinite!r} in {values!r}. Give every category a finite label."
+        )
     clashes = lookalikes(values)
     if clashes:
         raise ValueError(
@@ -221,6 +246,13 @@ def category_array(categories, name: str = "categories") -> np.ndarray:
         # ints and fractions (0, 0.5, 1): one float array, as xarray would index them anyway
         if all(isinstance(v, float) or abs(v) <= 2**53 for v in values):
             return np.array(values, dtype=np.float64)
+        big = [v for v in values if isinstance(v, int) and abs(v) > 2**53]
+        # Beside fractions, the labels are one float index, which would round these ints.
+        raise ValueError(
+            f"{name} mixes fractions with whole numbers beyond 2**53 ({big!r}), which a float "
+            f"label cannot hold exactly; give the categories as text, e.g. "
+            f"{[str(v) for v in values]!r}."
+        )
     array = np.empty(len(values), dtype=object)  # ints beyond 64 bits stay Python ints
     array[:] = values
     return array
@@ -243,6 +275,24 @@ def infer_categories(values: Iterable) -> list:
     if values and all(as_number(v) is not None for v in values):
         return sorted(values, key=lambda v: (as_number(v), str(v)))
     return sorted_labels(values)
+
+
+def check_inferred_count(values: list, where: str, option: str = "categories=") -> None:
+    """Refuse more than MAX_INFERRED_CATEGORIES distinct labels found without categories.
+
+    Examples
+    --------
+    >>> check_inferred_count(["A", "tie", "B"], "the label columns")
+    """
+    if len(values) <= MAX_INFERRED_CATEGORIES:
+        return
+    shown = ", ".join(repr(v) for v in values[:5])
+    raise ValueError(
+        f"{where} hold {len(values)} distinct values ({shown}, …): read as categories that "
+        f"is a {len(values)} × {len(values)} confusion matrix per group. Is the judge (or "
+        f"human) column the verdict column, not a free-text or id column? To use more than "
+        f"{MAX_INFERRED_CATEGORIES} categories on purpose, name them with {option}."
+    )
 
 
 def label_key(value) -> tuple:

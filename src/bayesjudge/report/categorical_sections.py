@@ -212,7 +212,7 @@ def _ranking_lines(table, c: _Context) -> list:
         steps = rows.iloc[:-1]
         open_steps = steps[steps["settled"] != "yes"]
         if len(rows) < 2:
-            parts.append(" — nothing to rank")
+            parts.append(" — nothing to rank" if len(rows) else "— nothing to rank")
         elif open_steps.empty:
             parts.append(" — **settled** (every step)")
         else:

@@ -458,6 +458,8 @@ def bottom_line_table(scores_frame, draws, freq, ci_prob: float) -> pd.DataFrame
             row = {"rank": rank + 1, "system": names[rank], "stratum": stratum}
             for suffix in ("", "_lower", "_upper"):
                 row[f"score{suffix}"] = float(part[f"{column}{suffix}"].to_numpy(float)[position])
+            if not np.isfinite(row["score"]):
+                row["rank"] = "—"  # no estimate, no place in the ranking (listed last)
             nxt = names[rank + 1] if rank + 1 < len(names) else None
             at = None if draws is None else draws.sel(stratum=stratum)
             row.update(next_step(names[rank], nxt, at, freq_at, stratum, ci_prob))
