@@ -8,10 +8,12 @@ in results.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 
 __all__ = [
+    "FIXED_POINT_MAX",
     "fmt_interval",
     "fmt_number",
     "format_probability",
@@ -114,30 +116,55 @@ def pair_label(first: object, second: object) -> str:
     return f"{first} - {second}"
 
 
+#: Numbers at least this large in magnitude are shown in scientific notation by
+#: :func:`fmt_number` and :func:`fmt_interval` (``1.000e+300``); smaller ones in fixed point.
+#: Fixed point would spell a score of ``1e300`` with 301 digits.
+FIXED_POINT_MAX = 1e6
+
+
+def _number(x: float, digits: int) -> str:
+    """Return ``x``: fixed point below :data:`FIXED_POINT_MAX`, else scientific notation.
+
+    Scientific notation keeps at least 3 decimals: a count of 1 234 567 is not ``1e+06``.
+    """
+    if abs(x) < FIXED_POINT_MAX or not math.isfinite(x):
+        return f"{x:.{digits}f}"
+    return f"{x:.{max(digits, 3)}e}"
+
+
 def fmt_number(x, digits: int = 3) -> str:
     """Return a number for a table cell: ``digits`` decimals, "—" for None or NaN.
+
+    Magnitudes from :data:`FIXED_POINT_MAX` (10⁶) on are written in scientific notation,
+    with ``digits`` (at least 3) decimals in the mantissa; infinities as ``inf`` and ``-inf``.
 
     Examples
     --------
     >>> fmt_number(0.12345), fmt_number(float("nan")), fmt_number(3.0, digits=0)
     ('0.123', '—', '3')
+    >>> fmt_number(999_999.5), fmt_number(-1e300), fmt_number(float("inf"))
+    ('999999.500', '-1.000e+300', 'inf')
     """
     if x is None or (isinstance(x, float | int) and x != x):
         return "—"
-    return f"{float(x):.{digits}f}"
+    return _number(float(x), digits)
 
 
 def fmt_interval(lower, upper, digits: int = 3) -> str:
     """Return an interval for a table cell: ``[lower, upper]``, "—" if either end is NaN.
 
+    Each end is written as by :func:`fmt_number`.
+
     Examples
     --------
     >>> fmt_interval(0.1, 0.25), fmt_interval(float("nan"), 0.2)
     ('[0.100, 0.250]', '—')
+    >>> fmt_interval(-2e6, 5.0)
+    '[-2.000e+06, 5.000]'
     """
     if fmt_number(lower) == "—" or fmt_number(upper) == "—":
         return "—"
-    return f"[{float(lower):.{digits}f}, {float(upper):.{digits}f}]"
+    return f"[{_number(float(lower), digits)}, {_number(float(upper), digits)}]"
 
 
 def format_probability(p: float, relation: bool = False) -> str:

@@ -463,7 +463,8 @@ def test_a_singular_judge_gives_json_with_nulls(run_cli, tmp_path):
         (["--method", "lang-reiczigel"], "K-category verdicts take --method delta"),
         (["--estimand", "test-set"], "--estimand test-set is not available"),
         (["--item", "system"], "item ids repeat"),
-        (["--item", "system", "--repeats", "judge"], "not supported for K-category"),
+        (["--item", "system", "--repeats", "epoch"], "not supported for K-category"),
+        (["--item", "judge"], "--judge and --item name the same column 'judge'"),
     ],
 )
 def test_bad_options_are_one_error_line(run_cli, one_error_line, preference, extra, words):

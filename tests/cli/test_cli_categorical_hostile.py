@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -134,3 +135,54 @@ def test_no_categories_hint_on_an_unrelated_error(run_cli, one_error_line, tmp_p
     assert code == 2
     line = one_error_line(err)
     assert "'nope'" in line and "--categories" not in line
+
+
+def test_fit_and_report_share_a_calibration_table_without_a_system_column(
+    run_cli, one_error_line, tmp_path
+):
+    # One calibration file for every system (no --system column) is the common layout. Before,
+    # fit and report failed with their defaults ("Use calibration='shared' with
+    # pool_over=['system']", the API's words); now the default is the shared model pooled over
+    # the systems, as the API asks for, and the printed settings say why.
+    rng = np.random.default_rng(5)
+    cats = ["A", "tie", "B"]
+    test = tmp_path / "test.csv"
+    pd.DataFrame({"system": np.repeat(["x", "y"], 60), "judge": rng.choice(cats, 120)}).to_csv(
+        test, index=False
+    )
+    human = np.repeat(cats, 20)
+    judge = np.where(rng.random(60) < 0.8, human, rng.choice(cats, 60))
+    cal = tmp_path / "cal.csv"
+    pd.DataFrame({"judge": judge, "human": human}).to_csv(cal, index=False)
+    base = ["--test", str(test), "--calibration", str(cal), "--system", "system"]
+    small = ["--draws", "100", "--tune", "100", "--chains", "2", "--seed", "3", "--no-progress"]
+    code, out, err = run_cli(["fit", *base, *small])
+    assert code == 0, err
+    assert "calibration shared pooled over system (the default here: the calibration table " \
+        "has no --system column, so one set serves every system)" in out  # fmt: skip
+    code, _, err = run_cli(["fit", *base, "--calibration-model", "separate"])
+    assert code == 2 and "--calibration-model shared" in one_error_line(err)
+    code, out, err = run_cli(["report", *base, *small, "--out", str(tmp_path / "r")])
+    assert code == 0, err
+    assert "Bayesian fit: mcmc (shared calibration, the default here" in out
+    assert (tmp_path / "r" / "report.html").exists()
+
+
+def test_one_column_for_two_roles_is_one_line(run_cli, one_error_line, tmp_path):
+    # --item naming the --system column leaked polars' "group_by keys contained duplicate
+    # output name 'system'" for K-category tables.
+    test, cal = tmp_path / "t.csv", tmp_path / "c.csv"
+    pd.DataFrame({"system": ["a", "b"] * 20, "judge": ["A", "tie", "B", "A"] * 10}).to_csv(
+        test, index=False
+    )
+    pd.DataFrame({"judge": ["A", "tie", "B"] * 5, "human": ["A", "tie", "B"] * 5}).to_csv(
+        cal, index=False
+    )
+    for command in ("estimate", "compare"):
+        code, _, err = run_cli([command, "--test", str(test), "--calibration", str(cal),
+                                "--system", "system", "--item", "system",
+                                "--scores", "A=1,tie=0.5,B=0"])  # fmt: skip
+        assert code == 2
+        assert one_error_line(err).endswith(
+            "--system and --item name the same column 'system'; each role needs its own column."
+        )

@@ -9,6 +9,7 @@ two-system tables and the demo design), so the numba compile is paid twice per p
 
 import json
 import re
+import warnings
 from io import StringIO
 
 import numpy as np
@@ -240,11 +241,33 @@ def test_calibration_table_without_system_column_is_one_shared_set(tables, tmp_p
     np.testing.assert_allclose([r["estimate"] for r in rows], expected, rtol=1e-12)
     # The table holds 2 × 80 truly incorrect rows: every system gets that one set of 160.
     assert [r["m0"] for r in rows] == [160, 160]
-    # The default separate model would count the one set once per system: a one-line error.
-    code, out, err = run_cli(
-        ["fit", "--test", str(test_csv), "--calibration", str(shared_csv), *TABLE_OPTIONS]
+    # fit's default for such a table is the shared model, pooled over the systems (a separate
+    # model would count the one set once per system), and the settings say why.
+    small = ["--draws", "100", "--tune", "100", "--chains", "2", "--seed", "1", "--no-progress"]
+    base = ["fit", "--test", str(test_csv), "--calibration", str(shared_csv), *TABLE_OPTIONS]
+    code, out, err = run_cli([*base, *small, "--format", "csv"])
+    assert code == 0, err
+    with warnings.catch_warnings():  # 2 x 100 draws: the CLI printed the diagnostics
+        warnings.simplefilter("ignore", bj.ConvergenceWarning)
+        api = bj.fit(counts, calibration="shared", pool_over="system", draws=100, tune=100,
+                     chains=2, random_seed=1, progressbar=False)  # fmt: skip
+    frame = pd.read_csv(StringIO(out))
+    theta = frame[frame["variable"] == "theta"]["mean"].to_numpy()
+    np.testing.assert_allclose(theta, api.posterior["theta"].mean(("chain", "draw")).values.ravel(),
+                               rtol=1e-12)  # fmt: skip
+    code, out, err = run_cli([*base, *small])
+    assert code == 0, err
+    assert (
+        "calibration shared pooled over system (the default here: the calibration table "
+        "has no --system column, so one set serves every system)" in out
     )
-    assert code == 2 and err.count("\n") == 1 and "calibration='shared'" in err
+    # Asked for by name, the separate model is refused in the command line's words.
+    code, out, err = run_cli([*base, "--calibration-model", "separate"])
+    assert code == 2 and err.count("\n") == 1, err
+    assert "--calibration-model shared" in err and "calibration='shared'" not in err
+    # The exact engine needs each system's own set: said with the way out.
+    code, out, err = run_cli([*base, "--method", "exact"])
+    assert code == 2 and err.count("\n") == 1 and "--method mcmc" in err, err
 
 
 def test_fit_takes_a_huge_seed_and_names_the_option_on_a_negative_one(tables, run_cli):

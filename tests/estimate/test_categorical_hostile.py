@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import bayesjudge as bj
 from bayesjudge.categorical_estimate import compare_categorical, estimate_categorical
 from bayesjudge.data import CategoricalCounts
 from bayesjudge.data.category_labels import category_array
@@ -207,3 +208,18 @@ def test_an_id_column_taken_for_the_verdicts_is_refused():
     assert named.K == 300 and int(named.test.sum()) == 300
     rubric = pd.DataFrame({"judge": list(range(101))})  # a 0-100 score is still read
     assert CategoricalCounts.from_frames(rubric, human=None).K == 101
+
+
+def test_bayesian_fit_matches_score_keys_as_estimate_does():
+    # models.categorical matched score keys by str(): the text "1" scored the category 1 and
+    # {1: 0, "1": 5} collapsed silently (the later value won). Now bj.fit refuses both, as
+    # bj.estimate does, before any sampling.
+    counts = CategoricalCounts.from_counts(
+        [[30, 20, 50], [20, 30, 50]], [[40, 5, 5], [5, 40, 5], [5, 5, 40]],
+        categories=[1, 2, 3], system=["a", "b"],
+    )  # fmt: skip
+    for scores in ({"1": 1, 2: 2, 3: 3}, {1: 0, "1": 5, 2: 2, 3: 3}):
+        with pytest.raises(ValueError, match=r"not a category \['1'\]"):
+            bj.fit(counts, scores=scores, draws=100, tune=100, chains=1)
+    with pytest.raises(TypeError, match="real numbers"):
+        bj.fit(counts, scores={1: "0.5", 2: 2, 3: 3}, draws=100, tune=100, chains=1)

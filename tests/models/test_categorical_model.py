@@ -187,9 +187,9 @@ def test_options_are_checked_with_clear_messages():
         cm.build_categorical_model(counts, confusion="diagonal")
     with pytest.raises(ValueError, match="ordered categories"):
         cm.build_categorical_model(counts, confusion="ordinal")
-    with pytest.raises(ValueError, match=r"missing \['B'\], unknown \['C'\]"):
+    with pytest.raises(ValueError, match=r"missing \['B'\], not a category \['C'\]"):
         cm.build_categorical_model(counts, scores={"A": 1, "tie": 0.5, "C": 0})
-    with pytest.raises(TypeError, match="scores must be a mapping"):
+    with pytest.raises(TypeError, match="scores must be a dict"):
         cm.build_categorical_model(counts, scores=[1, 0.5, 0])
     with pytest.raises(ValueError, match=r"shape \(2,\).*shape \(3,\)"):
         cm.build_categorical_model(counts, priors=cm.CategoricalPriors(theta=(1, 2)))

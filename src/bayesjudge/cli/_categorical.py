@@ -212,6 +212,22 @@ class _Tables(NamedTuple):
     epochs: int  # a harness log's epochs (1: one verdict per item); 0 for tables
 
 
+def _check_roles(args) -> None:
+    """Refuse one table column named for two roles (--item and --system, …)."""
+    roles = ("judge", "human", "system", "stratum", "item", "repeats")
+    seen: dict = {}
+    for role in roles:
+        column = getattr(args, role, None)
+        if column is None:
+            continue
+        if column in seen:
+            raise UsageError(
+                f"--{seen[column]} and --{role} name the same column "
+                f"{terminal_safe(repr(column))}; each role needs its own column."
+            )
+        seen[column] = role
+
+
 def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
     """Count --test and --calibration (or --gold) as binary or K-category counts (module doc).
 
@@ -235,6 +251,7 @@ def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
             int(log.test["epoch"].max()) if log.log and len(log.test) else 0,
         )  # fmt: skip
     else:
+        _check_roles(args)
         tables = _Tables(
             args.test, args.calibration, args.judge, args.human, args.system,
             getattr(args, "item", None), getattr(args, "design", None), 0,

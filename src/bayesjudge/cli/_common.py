@@ -46,6 +46,42 @@ class UsageError(Exception):
     """A mistake in the command line or its input files, reported in one line."""
 
 
+#: The table columns that give a calibration set its own groups, by dim.
+_GROUP_FLAGS = {"system": "--system", "stratum": "--stratum"}
+
+
+def resolve_calibration_model(value, counts, flag: str, dims=("system", "stratum")):
+    """Return (model, pool_over, note) for --calibration-model / --calibration-design.
+
+    Not given (``value`` None): "shared", pooled over the dims whose one calibration set every
+    group shares (a calibration table without the --system column holds one set for every
+    system: ``counts.calibration_shared_over``), else "separate"; ``note`` says which and why
+    (None for "separate"). Given as "separate" for such a shared set: a UsageError in the
+    command line's words (the models would count the one set once per group).
+    ``pool_over`` is None where the model's default applies. ``dims``: the dims whose
+    sharing matters (``("system",)`` for comparisons of systems).
+    """
+    shared = tuple(d for d in counts.calibration_shared_over if d in dims)
+    columns = " or ".join(_GROUP_FLAGS.get(d, d) for d in shared)
+    if value is None:
+        if not shared:
+            return "separate", None, None
+        note = (
+            f"the calibration table has no {columns} column, so one set serves every "
+            f"{' and '.join(shared)}"
+        )
+        return "shared", shared, note
+    if value == "separate" and shared:
+        raise UsageError(
+            f"{flag} separate gives each group its own calibration set, but the calibration "
+            f"table has no {columns} column: its one set is shared over {','.join(shared)} and "
+            f"would be counted once per group. Use {flag} shared (the default for such a "
+            f"table), or label items per group and give the calibration table a {columns} "
+            "column."
+        )
+    return value, None, None
+
+
 def show_progress_for(args) -> bool:
     """Resolve ``--progress/--no-progress`` (None: a terminal, not CI or tests) and note it."""
     shown = show_progress(args.progress)

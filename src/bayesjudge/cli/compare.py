@@ -29,6 +29,15 @@ The gate's rule (documented in ``docs/ci-gates.md``):
 With several strata a claim must hold in every stratum; a stratum where Δθ cannot be
 estimated (no usable calibration or test items) does not support it.
 
+K-category verdicts (label columns read as categories by
+:func:`~bayesjudge.cli._categorical.read_table_counts`, as ``estimate`` reads them) are
+compared on the mean score of ``--scores`` (required: Δ score = score_a − score_b, score =
+Σ value × share) by :func:`~bayesjudge.categorical_estimate.compare_categorical`,
+``--method delta`` (default) or ``bootstrap``, as independent samples; their claims follow
+the closed-form rule on the Δ score interval. The options of correct/incorrect verdicts only
+(``--model``, ``--min-probability``, ``--require-excludes-zero``, the cluster methods,
+hierarchical calibration) are refused by name.
+
 :func:`add_gate_options`, :func:`check_gate_settings`, :func:`gate_claims`,
 :func:`closed_form_source`, :func:`bayesian_source`, :func:`evaluate_gate` and
 :func:`gate_lines` are used by ``bayesjudge report`` too.
@@ -39,6 +48,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+from decimal import Decimal
 
 import numpy as np
 import pandas as pd
@@ -46,6 +56,15 @@ import pandas as pd
 from bayesjudge._io import atomic_write
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import fmt_interval, fmt_number, format_probability, terminal_safe
+from bayesjudge.categorical_estimate import COMPARE_CATEGORICAL_METHODS, compare_categorical
+from bayesjudge.cli._categorical import (
+    add_category_options,
+    check_labelled,
+    describe_categories,
+    describe_scores,
+    read_table_counts,
+    score_map,
+)
 from bayesjudge.cli._common import (
     WRITTEN,
     UsageError,
@@ -59,9 +78,10 @@ from bayesjudge.cli._common import (
     parse_int_at_least,
     parse_open_unit,
     parse_seed,
-    read_counts,
+    resolve_calibration_model,
 )
 from bayesjudge.compare import compare
+from bayesjudge.data import CategoricalCounts
 
 __all__ = [
     "EXIT_SUPPORTED",
@@ -136,7 +156,8 @@ def add_gate_options(parser: argparse.ArgumentParser) -> None:
         dest="claims",
         default=None,
         metavar="BETTER",
-        help="claim that system BETTER is more accurate than the system of the following "
+        help="claim that system BETTER is more accurate (K-category verdicts in compare: has "
+        "the higher --scores mean) than the system of the following "
         "--over (repeatable: --claim A --over B --claim A --over C). Each name is one "
         "argument, so spaces and '>' need no escaping; a name starting with '-' is written "
         "--claim=-name",
@@ -256,7 +277,8 @@ def _verdict(row: dict, rule: dict) -> tuple[bool, str]:
     """Whether one claim in one stratum is supported, and why in words."""
     ci = f"the {rule['pct']} interval {fmt_interval(row['lower'], row['upper'])}"
     if not np.isfinite(row["estimate"]) or not np.isfinite(row["lower"]):
-        return False, "Δθ cannot be estimated here (no usable test or calibration items)"
+        symbol = rule.get("symbol", "Δθ")
+        return False, f"{symbol} cannot be estimated here (no usable test or calibration items)"
     if rule["bayes"]:
         p, least = row["probability"], rule["min_probability"]
         shown = f"P(θ_better > θ_worse) {format_probability(p, relation=True)}"
@@ -357,14 +379,18 @@ def _order_probability(source: dict, rank, stratum) -> float | None:
     return float(np.mean(holds))
 
 
-def closed_form_source(result, ci_prob: float) -> dict:
-    """Return the gate's view of a closed-form comparison (:func:`bayesjudge.compare`)."""
+def closed_form_source(result, ci_prob: float, symbol: str = "Δθ") -> dict:
+    """Return the gate's view of a closed-form comparison (:func:`bayesjudge.compare`).
+
+    ``symbol`` names the difference in the gate's lines: ``"Δθ"`` for correct/incorrect
+    verdicts, ``"Δ score"`` for K-category verdicts compared on a score.
+    """
     return {
         "data": result,
         "estimate": "estimate",
         "pairs": _pair_index(result),
         "strata": list(result["stratum"].values),
-        "rule": {"bayes": False, "pct": f"{100 * ci_prob:g}%"},
+        "rule": {"bayes": False, "pct": f"{100 * ci_prob:g}%", "symbol": symbol},
     }
 
 
@@ -395,18 +421,19 @@ def _pair_index(result) -> dict:
 
 def gate_lines(gate: dict, rule: dict) -> list[str]:
     """Return the gate's verdict as lines for the terminal (names shown safely)."""
+    symbol = rule.get("symbol", "Δθ")
     if rule["bayes"]:
         how = f"P(θ_better > θ_worse) ≥ {rule['min_probability']:g}"
         if rule["excludes_zero"]:
             how += f" and the {rule['pct']} credible interval of Δθ lies above 0"
     else:
-        how = f"the {rule['pct']} interval of Δθ lies above 0"
+        how = f"the {rule['pct']} interval of {symbol} lies above 0"
     lines = [f"gate: a claim is supported when {how}"]
     for r in gate["claims"]:
         mark = "supported    " if r["supported"] else "NOT SUPPORTED"
         lines.append(
             f"  {mark} {label(r['better'])!r} over {label(r['worse'])!r} "
-            f"(stratum {label(r['stratum'])!r}): Δθ {fmt_number(r['estimate'])} "
+            f"(stratum {label(r['stratum'])!r}): {symbol} {fmt_number(r['estimate'])} "
             f"{fmt_interval(r['lower'], r['upper'])}; {terminal_safe(r['why'])}"
         )
     for r in gate["ranking"]:
@@ -434,11 +461,14 @@ def add_parser(subparsers) -> None:
         "compare",
         help="pairwise Δθ of the systems; gate claimed orderings (exit status 3 if unsupported)",
         description="Compare every pair of systems (Δθ = θ_a − θ_b per stratum, with an "
-        "interval and, with --model, P(θ_a > θ_b)). With --claim/--over or --rank it is a CI "
+        "interval and, with --model, P(θ_a > θ_b)). K-category verdicts (label columns of "
+        "more than two values, or --categories) are compared on the mean score of --scores "
+        "(Δ score = score_a − score_b). With --claim/--over or --rank it is a CI "
         "gate: exit status 0 when every claim is supported, 3 when some claim is not, 2 for a "
         "usage or input error, 1 for an internal error.",
     )
     add_table_options(cmp)
+    add_category_options(cmp)
     how = cmp.add_mutually_exclusive_group()
     how.add_argument(
         "--method",
@@ -448,21 +478,23 @@ def add_parser(subparsers) -> None:
         "resamples shared items jointly; delta: Wald interval of the delta method). With "
         "repeated verdicts of an item (--item with --repeats) only cluster-delta (the "
         "default there: cluster-robust Wald) and cluster-bootstrap (items resampled with "
-        "their verdicts)",
+        "their verdicts). K categories: delta (the default there) or bootstrap, on the "
+        "--scores mean",
     )
     how.add_argument(
         "--model",
         choices=["exact", "mcmc"],
         default=None,
         help="fit the Bayesian model instead and gate on P(θ_a > θ_b): exact posterior "
-        "(fast; separate calibration, unpaired) or MCMC",
+        "(fast; separate calibration, unpaired) or MCMC (correct/incorrect verdicts only)",
     )
     cmp.add_argument(
         "--calibration-design",
-        default="separate",
+        default=None,
         choices=["separate", "shared", "hierarchical"],
-        help="each system's own calibration (default), one shared by every system, or "
-        "(--model mcmc only) hierarchical",
+        help="each system's own calibration, one shared by every system, or (--model mcmc "
+        "only) hierarchical. Default: separate, or shared when the calibration table has no "
+        "--system column (one set for every system)",
     )
     cmp.add_argument(
         "--ci-prob", type=parse_open_unit, default=0.95, help="interval probability (0.95)"
@@ -486,32 +518,31 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Compare the systems, evaluate the claims, print (and write) the result."""
-    bayes = args.model is not None
-    check_gate_settings(args, bayes)
-    if args.model == "exact" and args.calibration_design != "separate":
-        raise UsageError(
-            "--model exact computes the posterior for --calibration-design separate only; use "
-            f"--model mcmc for {args.calibration_design!r} calibration."
-        )
-    if not bayes and args.calibration_design == "hierarchical":
-        raise UsageError(
-            "--calibration-design hierarchical is a Bayesian model: add --model mcmc (the "
-            "closed forms take separate or shared)."
-        )
     output = check_output_file("--output", args.output) if args.output is not None else None
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
-    if bayes:
-        check_draws_fit_in_memory(args)
-    counts = read_counts(args)
-    if counts.sizes["system"] < 2:
+    # Read first: whether the labels are K categories (which takes other options) is a
+    # property of the tables.
+    counts = read_table_counts(args)
+    args.calibration_design, args.pool_over, args.calibration_note = resolve_calibration_model(
+        args.calibration_design, counts, "--calibration-design", dims=("system",)
+    )
+    categorical = isinstance(counts, CategoricalCounts)
+    if categorical:
+        scores = _check_categorical_settings(args, counts)
+    else:
+        _check_binary_settings(args)
+    if len(counts.systems) < 2:
         raise UsageError(
-            f"compare needs at least two systems; the data hold {counts.sizes['system']} "
+            f"compare needs at least two systems; the data hold {len(counts.systems)} "
             "(name the column of system names with --system)."
         )
     claims = gate_claims(args, counts.systems)
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
-    source, settings = _comparison(args, counts, seed)
+    if categorical:
+        source, settings = _categorical_comparison(args, counts, scores, seed)
+    else:
+        source, settings = _comparison(args, counts, seed)
     rank = [str_to_system(counts.systems, r) for r in args.rank] if args.rank else None
     gate = evaluate_gate(claims, source, rank)
     text = _json(source, settings, gate) if args.json else _text(source, settings, gate)
@@ -522,9 +553,124 @@ def run(args) -> int:
     return gate["exit_status"]
 
 
+def _check_binary_settings(args) -> None:
+    """Refuse option combinations of correct/incorrect verdicts that cannot work together."""
+    bayes = args.model is not None
+    check_gate_settings(args, bayes)
+    if args.model == "exact" and args.calibration_design != "separate":
+        why = f" ({args.calibration_note})" if args.calibration_note else ""
+        raise UsageError(
+            "--model exact computes the posterior for --calibration-design separate only; use "
+            f"--model mcmc for {args.calibration_design!r} calibration{why}."
+        )
+    if not bayes and args.calibration_design == "hierarchical":
+        raise UsageError(
+            "--calibration-design hierarchical is a Bayesian model: add --model mcmc (the "
+            "closed forms take separate or shared)."
+        )
+    if bayes:
+        check_draws_fit_in_memory(args)
+
+
+#: Options of correct/incorrect verdicts that K-category compare refuses, and why.
+_BINARY_ONLY = {
+    "--model": "a Bayesian fit of correct/incorrect verdicts",
+    "--min-probability": "a threshold on the posterior probability of a Bayesian fit",
+    "--require-excludes-zero": "a condition on the credible interval of a Bayesian fit",
+}
+
+
+def _check_categorical_settings(args, counts: CategoricalCounts) -> dict:
+    """Refuse what K-category compare cannot take; return the ``--scores`` map."""
+    given = {
+        "--model": args.model,
+        "--min-probability": args.min_probability,
+        "--require-excludes-zero": args.require_excludes_zero or None,
+    }
+    for option, value in given.items():
+        if value is not None:
+            raise UsageError(
+                f"{option} is {_BINARY_ONLY[option]}; K-category verdicts ({_categories(counts)})"
+                " are compared with a closed form, --method delta (default) or bootstrap, and a "
+                "claim is supported when its Δ score interval (level --ci-prob) lies above 0. "
+                f"Drop {option}."
+            )
+    if args.method is not None and args.method not in COMPARE_CATEGORICAL_METHODS:
+        raise UsageError(
+            f"--method {args.method} is for repeated correct/incorrect verdicts of an item; "
+            f"K-category verdicts take --method {' or '.join(COMPARE_CATEGORICAL_METHODS)} "
+            "(default delta)."
+        )
+    if args.calibration_design == "hierarchical":
+        raise UsageError(
+            "--calibration-design hierarchical is a Bayesian model of correct/incorrect "
+            "verdicts; K-category verdicts take separate (default) or shared."
+        )
+    if args.calibration_design == "separate" and "system" in counts.calibration_shared_over:
+        # compare_categorical would take the one set as two independent ones (bj.compare
+        # refuses this for correct/incorrect counts)
+        raise UsageError(
+            "the labelled items (--calibration or --gold) have no system column, so one "
+            "calibration set serves every system and the systems have no separate calibration: "
+            "pass --calibration-design shared (its error then moves both scores together and "
+            "mostly cancels in Δ score)."
+        )
+    if args.scores is None:
+        raise UsageError(
+            f"comparing K-category verdicts needs --scores, a value for each category "
+            f"({_categories(counts)}): the difference of two systems is that of their mean "
+            "scores Σ value × share, e.g. --scores A=1,tie=0.5,B=0 (A's win rate, ties "
+            "counted half) or --scores 1=1,2=2,3=3,4=4,5=5 (a rubric's mean grade)."
+        )
+    check_labelled(counts)
+    return score_map(args.scores, counts.categories)
+
+
+def _categories(counts: CategoricalCounts) -> str:
+    shown = ", ".join(repr(terminal_safe(c)) for c in counts.categories[:_MAX_NAMED])
+    more = f" and {counts.K - _MAX_NAMED} more" if counts.K > _MAX_NAMED else ""
+    return f"categories {shown}{more}"
+
+
 def str_to_system(systems, name: str):
     """Return the system whose label, as text, is ``name`` (checked by :func:`gate_claims`)."""
     return {str(s): s for s in systems}[name]
+
+
+def _categorical_comparison(args, counts, scores: dict, seed: int) -> tuple[dict, dict]:
+    """Compare K-category counts on ``scores``: the gate's source and the settings to show."""
+    # 1 - 0.95 is 0.050000000000000044 in floating point: take the decimal difference of the
+    # number as written, so that the numbers equal bj.compare(counts, alpha=0.05)'s
+    alpha = float(Decimal(1) - Decimal(repr(args.ci_prob)))
+    result = compare_categorical(
+        counts,
+        scores=scores,
+        method=args.method or "delta",
+        alpha=alpha,
+        calibration=args.calibration_design,
+        n_resamples=args.n_resamples,
+        random_seed=seed,
+    )
+    settings = {
+        "ci_prob": args.ci_prob,
+        "random_seed": seed,
+        "design": counts.design,
+        "calibration": args.calibration_design,
+        "method": result.attrs["method"],
+        "model": None,
+        "ci_kind": result.attrs["ci_kind"],
+        "paired": result.attrs["paired"],
+        "clusters": 0,
+        "n_resamples": result.attrs["n_resamples"],
+        "categories": [jsonable(c) for c in counts.categories],
+        "categories_source": counts.dataset.attrs.get("categories_source"),
+        "ordered": counts.ordered,
+        "scores": [{"category": jsonable(c), "value": v} for c, v in scores.items()],
+        "describe": [describe_categories(counts), describe_scores(scores)],
+    }
+    if args.calibration_note:
+        settings["calibration_note"] = args.calibration_note
+    return closed_form_source(result, args.ci_prob, symbol="Δ score"), settings
 
 
 def _comparison(args, counts, seed: int) -> tuple[dict, dict]:
@@ -535,6 +681,8 @@ def _comparison(args, counts, seed: int) -> tuple[dict, dict]:
         "design": counts.design,
         "calibration": args.calibration_design,
     }
+    if args.calibration_note:
+        settings["calibration_note"] = args.calibration_note
     if args.model is None:
         result = compare(
             counts,
@@ -563,6 +711,7 @@ def _comparison(args, counts, seed: int) -> tuple[dict, dict]:
     fit = bayesian("fit").fit(
         counts,
         calibration=args.calibration_design,
+        pool_over=args.pool_over,
         draws=args.draws,
         chains=args.chains,
         random_seed=seed,
@@ -599,19 +748,22 @@ def _json(source: dict, settings: dict, gate: dict) -> str:
     def clean(record: dict) -> dict:
         return {k: jsonable(v) if not isinstance(v, list) else v for k, v in record.items()}
 
+    shown = {k: v for k, v in settings.items() if k != "describe"}
     payload = {
-        "settings": clean(settings),
+        "settings": clean(shown),
         "comparisons": [clean(r) for r in _rows(source).to_dict(orient="records")],
         "claims": [clean(r) for r in gate["claims"]],
         "ranking": [clean(r) for r in gate["ranking"]],
         "supported": gate["supported"],
         "exit_status": gate["exit_status"],
     }
-    return json.dumps(payload, indent=2, ensure_ascii=False, default=str)
+    # allow_nan=False: NaN and infinities are no JSON (jsonable wrote them as null)
+    return json.dumps(payload, indent=2, ensure_ascii=False, default=str, allow_nan=False)
 
 
 def _text(source: dict, settings: dict, gate: dict) -> str:
     pct = f"{100 * settings['ci_prob']:g}%"
+    symbol = source["rule"].get("symbol", "Δθ")
     if settings["model"] is None:
         how = (
             f"closed form {settings['method']} ({settings['ci_kind']}), "
@@ -622,8 +774,16 @@ def _text(source: dict, settings: dict, gate: dict) -> str:
             f"Bayesian fit ({settings['model']}, {settings['draws']} draws x "
             f"{settings['chains']} chains), equal-tailed credible intervals"
         )
+    what = "Δθ = θ_first − θ_second"
+    if "describe" in settings:
+        categories, scores = settings["describe"]
+        what = f"{categories}\nΔ score = score_first − score_second, score = Σ value × share " + (
+            f"with {scores}"
+        )
+    note = settings.get("calibration_note")
+    note = f" (the default here: {note})" if note else ""
     lines = [
-        f"Δθ = θ_first − θ_second: {how}; {settings['calibration']} calibration; "
+        f"{what}: {how}; {settings['calibration']} calibration{note}; "
         f"{settings['design']} labelling design; seed {settings['random_seed']} (repeat with "
         f"--seed {settings['random_seed']})"
     ]
@@ -632,7 +792,7 @@ def _text(source: dict, settings: dict, gate: dict) -> str:
         "first": frame["first"].map(label),
         "second": frame["second"].map(label),
         "stratum": frame["stratum"].map(label),
-        "Δθ": frame["estimate"].map(fmt_number),
+        symbol: frame["estimate"].map(fmt_number),
         f"{pct} interval": [
             fmt_interval(a, b) for a, b in zip(frame["lower"], frame["upper"], strict=True)
         ],

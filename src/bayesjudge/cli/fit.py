@@ -37,6 +37,7 @@ from bayesjudge.cli._common import (
     label,
     parse_open_unit,
     parse_seed,
+    resolve_calibration_model,
     show_progress_for,
 )
 from bayesjudge.data import CategoricalCounts
@@ -81,11 +82,12 @@ def _add_model_options(fit: argparse.ArgumentParser) -> None:
     """Add the options of the model: calibration design, pooling, aggregate and priors."""
     fit.add_argument(
         "--calibration-model",
-        default="separate",
+        default=None,
         choices=["separate", "shared", "hierarchical"],
-        help="each group's own q0, q1 (default); one q0, q1 shared across --pool-over; or "
-        "q0, q1 drawn from a population across --pool-over (K categories: the same for the "
-        "confusion matrix, rows on the log-ratio scale)",
+        help="each group's own q0, q1; one q0, q1 shared across --pool-over; or q0, q1 drawn "
+        "from a population across --pool-over (K categories: the same for the confusion "
+        "matrix, rows on the log-ratio scale). Default: separate, or shared over the systems "
+        "when the calibration table has no --system column (one set for every system)",
     )
     fit.add_argument(
         "--confusion",
@@ -183,12 +185,14 @@ def _prior(text: str) -> tuple[float, float] | float:
 
 def run(args) -> int:
     """Fit the posterior and print its summary and comparisons (or one CSV); save it."""
-    _check_options(args)
+    if args.calibration_model is not None:
+        _check_options(args)  # at once, before reading the tables
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
     save = None if args.save is None else check_output_file("--save", args.save)
     check_draws_fit_in_memory(args)
     counts = read_table_counts(args)
+    _resolve_calibration(args, counts)
     if isinstance(counts, CategoricalCounts):
         return _run_categorical(args, counts, save)
     if args.confusion != "free":
@@ -236,6 +240,25 @@ def run(args) -> int:
     if save is not None:
         print(f"\nSaved the fit to {terminal_safe(args.save)} (read it with bayesjudge.load).")
     return 0
+
+
+def _resolve_calibration(args, counts) -> None:
+    """Set --calibration-model (and --pool-over) where not given, then check the options."""
+    given = args.calibration_model is not None
+    model, pool_over, note = resolve_calibration_model(
+        args.calibration_model, counts, "--calibration-model"
+    )
+    args.calibration_model, args.calibration_note = model, note
+    if note is not None and args.method == "exact":
+        raise UsageError(
+            f"--method exact needs each group's own calibration set, but {note}. Use "
+            "--method mcmc (it fits --calibration-model shared), or label items per system "
+            "and give the calibration table a --system column."
+        )
+    if note is not None and args.pool_over is None:
+        args.pool_over = pool_over
+    if not given:
+        _check_options(args)
 
 
 def _check_options(args) -> None:
@@ -386,6 +409,8 @@ def _print_settings(args, result, priors, aggregate: str, ci: str) -> None:
     settings = result.config
     seed = settings["random_seed"]
     pooled = f" pooled over {','.join(settings['pool_over'])}" if settings["pool_over"] else ""
+    if getattr(args, "calibration_note", None):
+        pooled += f" (the default here: {args.calibration_note})"
     if args.method == "exact":
         sampler = (
             f"exact posterior (no MCMC): {settings['chains']} x {settings['draws']} independent "
@@ -499,6 +524,8 @@ def _run_categorical(args, counts: CategoricalCounts, save) -> int:
     ci = f"{100 * args.ci_prob:g}% interval"
     config = result.config
     pooled = f" pooled over {','.join(config['pool_over'])}" if config["pool_over"] else ""
+    if getattr(args, "calibration_note", None):
+        pooled += f" (the default here: {args.calibration_note})"
     seed = config["random_seed"]
     print(
         f"data: {_describe_categorical_design(counts.design)}\n"

@@ -39,6 +39,7 @@ from bayesjudge.cli._common import (
     parse_int_at_least,
     parse_open_unit,
     parse_seed,
+    resolve_calibration_model,
     show_progress_for,
 )
 from bayesjudge.cli.compare import (
@@ -83,9 +84,10 @@ def add_parser(subparsers) -> None:
     )
     rep.add_argument(
         "--calibration-design",
-        default="separate",
+        default=None,
         choices=["separate", "shared", "hierarchical"],
-        help="calibration model of the Bayesian fit (default separate)",
+        help="calibration model of the Bayesian fit (default: separate, or shared over the "
+        "systems when the calibration table has no --system column)",
     )
     rep.add_argument(
         "--confusion",
@@ -121,7 +123,7 @@ def add_parser(subparsers) -> None:
 
 def run(args) -> int:
     """Fit (unless --method none), write the report's files to --out and name them."""
-    if args.method == "exact" and args.calibration_design != "separate":
+    if args.method == "exact" and args.calibration_design not in (None, "separate"):
         raise UsageError(
             f"--method exact computes the posterior for --calibration-design separate only; "
             f"use --method mcmc (or auto) for {args.calibration_design!r} calibration."
@@ -134,6 +136,7 @@ def run(args) -> int:
     check_input_file("--calibration", args.calibration)
     check_draws_fit_in_memory(args)
     counts = read_table_counts(args)
+    _resolve_calibration(args, counts)
     if isinstance(counts, CategoricalCounts):
         return _run_categorical(args, counts, out)
     if args.confusion != "free":
@@ -172,7 +175,10 @@ def run(args) -> int:
         bayes = "no Bayesian fit"
     else:
         paired = "paired" if fit_result.config.get("paired") else "unpaired"
-        bayes = f"Bayesian fit: {method} ({paired}, {args.calibration_design} calibration)"
+        bayes = (
+            f"Bayesian fit: {method} ({paired}, {args.calibration_design} calibration"
+            f"{_default_note(args)})"
+        )
     print(
         f"report: {_plural(counts.sizes['system'], 'system', 'systems')} × "
         f"{_plural(counts.sizes['stratum'], 'stratum', 'strata')}, "
@@ -223,6 +229,7 @@ def _fit(args, counts, seed: int):
         fit_result = bayesian("fit").fit(
             counts,
             calibration=args.calibration_design,
+            pool_over=args.pool_over,
             draws=args.draws,
             chains=args.chains,
             random_seed=seed,
@@ -235,6 +242,28 @@ def _fit(args, counts, seed: int):
             **fit_options,
         )
     return method, fit_result
+
+
+def _resolve_calibration(args, counts) -> None:
+    """Set --calibration-design where not given (shared for a calibration set shared by all).
+
+    ``args.pool_over``: the dims of that shared set, else None (the model's default).
+    """
+    design, pool_over, note = resolve_calibration_model(
+        args.calibration_design, counts, "--calibration-design"
+    )
+    if note is not None and args.method == "exact":
+        raise UsageError(
+            f"--method exact needs each group's own calibration set, but {note}. Use "
+            "--method auto or mcmc (they fit --calibration-design shared), or label items per "
+            "system and give the calibration table a --system column."
+        )
+    args.calibration_design, args.pool_over, args.calibration_note = design, pool_over, note
+
+
+def _default_note(args) -> str:
+    note = getattr(args, "calibration_note", None)
+    return f", the default here: {note}" if note else ""
 
 
 def _plural(count: int, one: str, many: str) -> str:
@@ -318,7 +347,8 @@ def _run_categorical(args, counts: CategoricalCounts, out: Path) -> int:
             # The report repeats the sampler's warnings; print them once.
             warnings.simplefilter("ignore", ConvergenceWarning)
             fit_result = bayesian("fit").fit(
-                counts, calibration=args.calibration_design, confusion=args.confusion,
+                counts, calibration=args.calibration_design, pool_over=args.pool_over,
+                confusion=args.confusion,
                 scores=scores, priors=priors, draws=args.draws, tune=args.tune,
                 chains=args.chains, random_seed=seed, progressbar=show_progress_for(args),
             )  # fmt: skip
@@ -328,7 +358,8 @@ def _run_categorical(args, counts: CategoricalCounts, out: Path) -> int:
     )  # fmt: skip
     _save(report, out)
     bayes = "no Bayesian fit" if fit_result is None else (
-        f"Bayesian fit: mcmc ({args.calibration_design} calibration, {args.confusion} confusion)"
+        f"Bayesian fit: mcmc ({args.calibration_design} calibration{_default_note(args)}, "
+        f"{args.confusion} confusion)"
     )  # fmt: skip
     print(describe_categories(counts))
     if fit_result is not None:

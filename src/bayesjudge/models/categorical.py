@@ -53,6 +53,7 @@ from bayesjudge._io import atomic_path, check_output_file
 from bayesjudge._progress import show_progress
 from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
+from bayesjudge.categorical_estimate import score_vector
 from bayesjudge.core._validation import check_open_unit, is_seed
 from bayesjudge.core.categorical_posterior import THETA_PRIOR, default_confusion_prior
 from bayesjudge.data import DIMS, CategoricalCounts, JudgeCounts
@@ -334,10 +335,18 @@ def _arrays(counts, calibration: str | None = None, pool_over=()) -> _Arrays:
     )
 
 
-def _score_vector(scores, categories: list) -> np.ndarray | None:
-    """Return the score of each category in the counts' order; None without scores."""
+def _score_vector(scores, categories: list, *, stored: bool = False) -> np.ndarray | None:
+    """Return the score of each category in the counts' order; None without scores.
+
+    A user's ``scores`` are matched as :func:`bayesjudge.categorical_estimate.score_vector`
+    matches them (keys by value and type: ``"1"`` does not name the category ``1``, two keys
+    naming one category are refused); ``stored=True`` reads the fit's config, whose keys
+    :func:`_scores_dict` wrote as text.
+    """
     if scores is None:
         return None
+    if not stored:
+        return score_vector(scores, categories)
     if not isinstance(scores, Mapping):
         raise TypeError(
             f"scores must be a mapping {{category: value}}, e.g. {{'A': 1, 'tie': 0.5, "
@@ -690,7 +699,7 @@ def build_categorical_from_config(counts, config: dict) -> pm.Model:
             # The labelled items are a random sample of the group's items: their truth
             # counts are Multinomial(Σ_t m[t], θ) (the binary model's m1 ~ Bin(m0 + m1, θ)).
             _multinomial("truth_counts", m.sum(axis=-1), theta, observed=m, dims=TRUTH_DIMS)
-        values = _score_vector(config["scores"], arrays.categories)
+        values = _score_vector(config["scores"], arrays.categories, stored=True)
         if values is not None:
             pm.Deterministic("score", pt.dot(theta, values), dims=DIMS)
     return model
@@ -811,7 +820,7 @@ def _compile_kernels(model: pm.Model, arrays: _Arrays, config: dict):
             f"The hand-written K-category kernels expect the free variables {layout.names}, "
             f"but the PyMC model has {free}; update bayesjudge.models.categorical_numba."
         )
-    values = _score_vector(config["scores"], arrays.categories)
+    values = _score_vector(config["scores"], arrays.categories, stored=True)
     return categorical_numba.compile_free_model(
         layout,
         coords={name: list(labels) for name, labels in model.coords.items()},
@@ -1192,14 +1201,15 @@ class CategoricalFit:
 
         ``scores`` default: the fit's ``scores``. Raises ValueError when neither is given.
         """
-        if scores is None:
+        stored = scores is None
+        if stored:
             scores = self.config.get("scores")
         if scores is None:
             raise ValueError(
                 "No scores: pass scores={category: value} (e.g. {'A': 1, 'tie': 0.5, 'B': 0} "
                 "for a win rate with ties counted half), here or to fit_categorical."
             )
-        values = _score_vector(scores, self.categories)
+        values = _score_vector(scores, self.categories, stored=stored)
         weights = xr.DataArray(
             values, dims="category", coords={"category": self.posterior["category"]}
         )
@@ -1304,7 +1314,9 @@ class CategoricalFit:
             "confusion": self.config["confusion"],
             "design": self.config["design"],
             "scores": json.dumps(
-                _scores_dict(_score_vector(used, self.categories), self.categories)
+                _scores_dict(
+                    _score_vector(used, self.categories, stored=scores is None), self.categories
+                )
             ),
         }
         return xr.Dataset(out, attrs=attrs)
@@ -1362,7 +1374,9 @@ class CategoricalFit:
                 "var": "score" if has_scores else "theta",
                 "dim": dim,
                 "scores": json.dumps(
-                    _scores_dict(_score_vector(used, self.categories), self.categories)
+                    _scores_dict(
+                        _score_vector(used, self.categories, stored=scores is None), self.categories
+                    )
                 ),
             },
         )

@@ -10,11 +10,12 @@ and leaves the names to the tables. matplotlib is imported on the first figure d
 from __future__ import annotations
 
 import io
+import math
 
 import numpy as np
 import pandas as pd
 
-from bayesjudge._text import plain_label
+from bayesjudge._text import FIXED_POINT_MAX, plain_label
 from bayesjudge.plots import (
     plot_differences,
     plot_judge,
@@ -32,6 +33,12 @@ FIGURE_ROWS_MAX = 40
 #: The K-category report draws a confusion-matrix heat map (and a panel of category shares)
 #: for at most this many groups; the tables hold every group.
 CONFUSION_PANELS_MAX = 12
+
+#: Colour of a confusion cell without an estimate (a truth row nobody labelled), its legend
+#: entry, and the colour bar's label where the cells carry no numbers (K > 7).
+_NO_ITEMS_COLOUR = "lightgrey"
+_NO_ITEMS_LABEL = "no labelled items"
+_COLOURBAR_LABEL = "P(verdict | truth)"
 
 
 def draw_figures(tables: dict, check, ci_prob: float) -> dict[str, bytes]:
@@ -265,7 +272,14 @@ def _group_titles(frame: pd.DataFrame) -> list[str]:
 
 
 def _confusion_figure(confusion: pd.DataFrame, categories) -> bytes:
-    """Heat maps of the closed-form Ĉ, one panel per group, each cell annotated."""
+    """Heat maps of the closed-form Ĉ, one panel per group.
+
+    Up to K = 7 each cell is annotated with its value; beyond, the cells are too small for
+    text and a colour bar gives the scale. A truth row without calibration items (NaN) is
+    drawn light grey, named in a legend: white would read as 0.
+    """
+    from matplotlib.patches import Patch  # matplotlib loads on the first figure, not on import
+
     closed = confusion[confusion["method"] == "closed form"]
     k = len(categories)
     keys = [f"c{j}" for j in range(k)]
@@ -276,10 +290,14 @@ def _confusion_figure(confusion: pd.DataFrame, categories) -> bytes:
     labels = [plain_label(_cut(str(c))) for c in categories]
     tilt = max(len(label) for label in labels) > 3
     annotate = k <= 7
+    missing = bool(np.isnan(matrices[:shown]).any())
 
     def draw(axes):
+        import matplotlib as mpl
+
+        cmap = mpl.colormaps["Blues"].with_extremes(bad=_NO_ITEMS_COLOUR)
         for axis, matrix, title in zip(axes, matrices[:shown], titles[:shown], strict=True):
-            axis.imshow(matrix, vmin=0.0, vmax=1.0, cmap="Blues")
+            image = axis.imshow(matrix, vmin=0.0, vmax=1.0, cmap=cmap)
             axis.set_xticks(
                 range(k), labels, rotation=45 if tilt else 0, ha="right" if tilt else "center"
             )
@@ -292,9 +310,19 @@ def _confusion_figure(confusion: pd.DataFrame, categories) -> bytes:
                     text = "—" if np.isnan(value) else f"{value:.2f}"
                     colour = "white" if value > 0.6 else "black"
                     axis.text(v, t, text, ha="center", va="center", color=colour, fontsize=8)
+        figure = axes[0].figure
+        if not annotate:
+            figure.colorbar(image, ax=list(axes), label=_COLOURBAR_LABEL, shrink=0.8)
+        if missing:
+            figure.legend(
+                handles=[Patch(facecolor=_NO_ITEMS_COLOUR, edgecolor="0.5", label=_NO_ITEMS_LABEL)],
+                loc="outside lower center", fontsize=8, frameon=False,
+            )  # fmt: skip
 
     size = 1.2 + 0.55 * k
-    return _grid_png(draw, shown, size + 0.6, size + 0.4)
+    return _grid_png(
+        draw, shown, size + 0.6 + (0 if annotate else 0.4), size + 0.4 + (0.3 if missing else 0)
+    )
 
 
 def _cut(name: str, most: int = 24) -> str:
@@ -338,29 +366,50 @@ def _categories_figure(frame: pd.DataFrame) -> bytes:
 
 
 def _scores_figure(scores: pd.DataFrame, score_range) -> bytes:
-    """Draw the score per system: naive, corrected and Bayesian, one panel per stratum."""
+    """Draw the score per system: naive, corrected and Bayesian, one panel per stratum.
+
+    Scores from :data:`~bayesjudge._text.FIXED_POINT_MAX` in magnitude on are drawn in units
+    of a power of ten named in the axis label: matplotlib cannot lay out an axis whose width
+    overflows (scores near ±1e308), and the tables write such scores in scientific notation.
+    """
+    low, high = score_range if score_range is not None else (0.0, 1.0)
+    scale = _axis_scale(low, high)
     long = []
     for col, label in (("corrected", "corrected"), ("bayes", "Bayesian")):
         if col in scores:
             part = scores[["system", "stratum"]].copy()
             part["system"] = part["system"].astype(str)
             part["method"] = label
-            part["estimate"] = scores[col].to_numpy(float)
-            part["lower"], part["upper"] = scores[f"{col}_lower"], scores[f"{col}_upper"]
+            part["estimate"] = scores[col].to_numpy(float) / scale
+            part["lower"] = scores[f"{col}_lower"].to_numpy(float) / scale
+            part["upper"] = scores[f"{col}_upper"].to_numpy(float) / scale
             long.append(part)
     naive = scores[["system", "stratum"]].copy()
     naive["system"] = naive["system"].astype(str)
     naive["method"] = "naive (not corrected)"
-    naive["estimate"] = naive["lower"] = naive["upper"] = scores["naive"].to_numpy(float)
+    naive["estimate"] = naive["lower"] = naive["upper"] = scores["naive"].to_numpy(float) / scale
     long = pd.concat([naive, *long], ignore_index=True)
     panels = long["stratum"].nunique()
     n_systems = long["system"].nunique()
-    low, high = score_range if score_range is not None else (0.0, 1.0)
+    low, high = low / scale, high / scale
     pad = 0.02 * (high - low or 1.0)
+    xlabel = "mean score" if scale == 1.0 else f"mean score (× {scale:.0e})"
 
     def draw(axes):
-        plot_theta_forest(long, ax=axes, xlabel="mean score")
+        plot_theta_forest(long, ax=axes, xlabel=xlabel)
         for axis in axes:
             axis.set_xlim(low - pad, high + pad)
 
     return _png(draw, panels, min(4.2 * panels, 16), 0.55 * n_systems + 1.8)
+
+
+def _axis_scale(low: float, high: float) -> float:
+    """Return 1, or the power of ten that brings scores of ``FIXED_POINT_MAX`` on to [1, 10).
+
+    >>> _axis_scale(0.0, 1.0), _axis_scale(-1e308, 1e308), _axis_scale(0.0, 2.5e7)
+    (1.0, 1e+308, 10000000.0)
+    """
+    biggest = max(abs(low), abs(high))
+    if not biggest < FIXED_POINT_MAX:
+        return 10.0 ** math.floor(math.log10(biggest))
+    return 1.0

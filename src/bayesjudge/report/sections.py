@@ -230,7 +230,8 @@ def _ranking_lines(table: pd.DataFrame, c: _Context) -> list:
     lines = []
     strata = list(dict.fromkeys(table["stratum"])) if "stratum" in table else [None]
     for i, stratum in enumerate(strata[:_BOTTOM_LINE_MAX_STRATA]):
-        rows = table if stratum is None else table[table["stratum"] == stratum]
+        every = table if stratum is None else table[table["stratum"] == stratum]
+        rows = every[np.isfinite(every["theta"].to_numpy(float))]  # systems with an estimate
         if stratum is None:
             parts: list = ["Ranking: "]
         elif i == 0 and table.attrs.get("total"):
@@ -243,7 +244,9 @@ def _ranking_lines(table: pd.DataFrame, c: _Context) -> list:
             parts.append(" > …")
         steps = rows.iloc[:-1]
         open_steps = steps[steps["settled"] != "yes"]
-        if open_steps.empty:
+        if len(rows) < 2:
+            parts.append(" — nothing to rank" if len(rows) else "— nothing to rank")
+        elif open_steps.empty:
             parts.append(" — **settled** (every step)")
         else:
             first = open_steps.iloc[0]
@@ -259,6 +262,11 @@ def _ranking_lines(table: pd.DataFrame, c: _Context) -> list:
                 Plain(nxt),
                 f"”: {sure}",
             ]
+        missing = every["system"][~every.index.isin(rows.index)].tolist()
+        if missing:
+            parts.append("; no estimate for ")
+            for j, name in enumerate(missing):
+                parts += [", " if j else "", "“", Plain(name), "”"]
         lines.append(parts)
     if len(strata) > _BOTTOM_LINE_MAX_STRATA:
         lines.append(f"… and {len(strata) - _BOTTOM_LINE_MAX_STRATA} more strata in the table.")

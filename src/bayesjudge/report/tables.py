@@ -650,8 +650,9 @@ def bottom_line_table(
     (:func:`bayesjudge.compare.compare`, ``freq``; NaN where that pair was not compared).
     ``settled`` says whether that step is decided: P ≥ :data:`SETTLED_PROBABILITY` with a
     fit, the Δθ interval excluding 0 without; ``"—"`` for the last system or where nothing is
-    known. Systems with no estimate come last. With a fit's θ over strata (``total``, the
-    ``theta_total`` table) its ranking comes first, as stratum ``"all strata (θ_total)"``.
+    known. Systems with no estimate come last, ranked ``"—"``. With a fit's θ over strata
+    (``total``, the ``theta_total`` table) its ranking comes first, as stratum
+    ``"all strata (θ_total)"``.
     ``BOTTOM_LINE_MAX_SYSTEMS`` rows per stratum; ``frame.attrs["hidden"]`` counts the rows
     left out, ``attrs["total"]`` whether the first rows rank θ over strata.
     """
@@ -677,6 +678,8 @@ def bottom_line_table(
             row = {"rank": rank + 1, "system": names[rank], "stratum": label}
             for suffix in ("", "_lower", "_upper"):
                 row[f"theta{suffix}"] = float(part[f"{column}{suffix}"].to_numpy(float)[position])
+            if not np.isfinite(row["theta"]):
+                row["rank"] = "—"  # no estimate, no place in the ranking (listed last)
             nxt = names[rank + 1] if rank + 1 < len(names) else None
             row.update(next_step(names[rank], nxt, at, freq_at, freq_stratum, ci_prob))
             rows.append(row)
