@@ -464,6 +464,17 @@ def compare_categorical(
         )
     alpha = check_alpha(alpha)
     random_seed = check_seed(random_seed)
+    if (
+        calibration == "separate"
+        and isinstance(counts, CategoricalCounts)
+        and "system" in counts.calibration_shared_over
+    ):
+        # Two copies of one set taken as independent would count its error twice in Δ.
+        raise ValueError(
+            "These counts carry one calibration set shared over systems (attached with "
+            "with_calibration_from or pooled_calibration), so the systems have no separate "
+            "calibration; use calibration='shared'."
+        )
     counts, ds, test, cal = _arrays(counts, calibration)
     v = score_vector(scores, counts.categories)
     _, scale, vs = _standardised(v)  # Δ is linear in the values: no centre

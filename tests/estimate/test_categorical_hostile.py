@@ -223,3 +223,28 @@ def test_bayesian_fit_matches_score_keys_as_estimate_does():
             bj.fit(counts, scores=scores, draws=100, tune=100, chains=1)
     with pytest.raises(TypeError, match="real numbers"):
         bj.fit(counts, scores={1: "0.5", 2: 2, 3: 3}, draws=100, tune=100, chains=1)
+
+
+def test_conflicting_verdict_message_has_no_binary_legend_for_categories():
+    # data/design.py said "(1 = correct)" of verdicts A and B.
+    test = pd.DataFrame({"judge": ["A", "B", "A", "B"], "id": [1, 2, 3, 4]})
+    cal = pd.DataFrame({"judge": ["B", "B"], "human": ["A", "A"], "id": [1, 2]})
+    with pytest.raises(ValueError, match=r"in the two tables: 1 \(system 'all': calibration B"):
+        CategoricalCounts.from_frames(test, cal, item="id")
+
+
+def test_compare_refuses_separate_calibration_on_one_shared_set():
+    # compare_categorical took the one shared set as each system's own, independent set (its
+    # error counted twice in Δ); bj.compare refuses that for correct/incorrect counts.
+    tests = CategoricalCounts.from_counts(
+        [[30, 20, 50], [20, 30, 50]], categories=["A", "tie", "B"], system=["x", "y"]
+    )
+    labelled = CategoricalCounts.from_counts(
+        calibration=[[40, 5, 5], [5, 40, 5], [5, 5, 40]], categories=["A", "tie", "B"]
+    )
+    counts = tests.with_calibration_from(labelled)
+    scores = {"A": 1, "tie": 0.5, "B": 0}
+    with pytest.raises(ValueError, match="use calibration='shared'"):
+        compare_categorical(counts, scores=scores)
+    shared = compare_categorical(counts, scores=scores, calibration="shared")
+    assert np.isfinite(shared["estimate"]).all()

@@ -241,12 +241,19 @@ def test_cli_estimate_prints_a_huge_score_compactly(tmp_path, run_cli):
     assert re.search(r"\d{20}", out) is None  # no number spelt with hundreds of digits
 
 
-# Fit.compare's quantiles of b's all-NaN θ_test draws warn from numpy (models/fit.py, not here).
-@pytest.mark.filterwarnings("ignore:All-NaN slice encountered:RuntimeWarning")
 def test_bayesian_test_set_theta_of_no_items_gets_no_rank():
     # The test-set θ of a system without test items is NaN in the fit too: unranked, last.
     counts = _counts_with_a_blank_system("test")
     fit = bj.fit(counts, method="exact", estimand="test-set", random_seed=1)
+    # Fit.compare gave P(θ_a > θ_b) = 0 for a pair with b (NaN > 0 is False) and numpy's
+    # "All-NaN slice" warning: now NaN, quietly, and defined for the other pair.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        diff = fit.compare()  # theta_test, the estimand's variable
+    prob = diff["prob_greater"].squeeze()
+    has_b = (diff["first"] == "b") | (diff["second"] == "b")
+    assert bool(prob.where(has_b).isnull().all()) and bool(prob.where(~has_b, 0).notnull().all())
+    assert int(has_b.sum()) == 2 and int((~has_b).sum()) == 1
     report = build_report(fit=fit, random_seed=1, n_resamples=200, ppc=False, warn=False)
     table = report.tables["bottom_line"]
     assert table["system"].tolist() == ["a", "c", "b"]

@@ -285,7 +285,7 @@ def check_resamples(n_resamples, method: str, alpha: float) -> int:
     ):
         raise ValueError(
             f"{method}: n_resamples must be a whole number of at least {MIN_RESAMPLES} "
-            f"(MIN_RESAMPLES; 10_000 is the default); got {n_resamples!r}. With fewer "
+            f"(MIN_RESAMPLES); got {n_resamples!r}. With fewer "
             f"resamples the percentile interval rests on a handful of replicates and need not "
             f"even contain the estimate."
         )

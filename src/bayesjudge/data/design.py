@@ -197,10 +197,12 @@ def _check_pairs(pairs: list[tuple[LabelledRow, JudgedRow]], column: str) -> Non
             for lab, test in differ[:MAX_GROUPS_SHOWN]
         )
         more = f" (and {len(differ) - MAX_GROUPS_SHOWN} more)" if len(differ) > 5 else ""
+        binary = all(v.verdict in (0, 1) for p in differ for v in p)
+        legend = " (1 = correct)" if binary else ""
         raise ValueError(
             f"{len(differ)} of the {len(pairs)} labelled items whose ids (column {column!r}) "
             f"are also among the judged test items have a different judge verdict in the two "
-            f"tables (1 = correct): {shown}{more}. Matching ids mean the same item judged "
+            f"tables{legend}: {shown}{more}. Matching ids mean the same item judged "
             f"once, so the verdicts must agree: fix the verdicts, or, if the two tables number "
             f"different items with the same ids, rename the calibration table's ids (e.g. "
             f"prefix them with 'cal-') or drop its {column!r} column."

@@ -1757,14 +1757,20 @@ class Fit:
             second=("pair", [labels[j] for _, j in pairs]),
         )
         sample = ("chain", "draw")
+        # A pair with a system whose draws are NaN (θ_test of a system without test items)
+        # has no difference: NaN throughout, not P = 0 (NaN > 0 is False).
+        defined = diff.notnull().all(sample)
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", "All-NaN slice", RuntimeWarning)
+            interval = _quantile_interval(diff, ci_prob)
         return xr.Dataset(
             {
                 "difference": diff,
                 "mean": diff.mean(sample),
                 "median": diff.median(sample),
                 "sd": diff.std(sample, ddof=1),
-                "ci": _quantile_interval(diff, ci_prob),
-                "prob_greater": (diff > 0).mean(sample),
+                "ci": interval,
+                "prob_greater": (diff > 0).mean(sample).where(defined),
             },
             attrs={
                 "ci_prob": ci_prob,
