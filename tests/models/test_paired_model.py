@@ -386,15 +386,22 @@ def test_posterior_matches_grid_integration_with_known_q():
 # ----------------------------------------------------------------------------- model card
 
 
+def _model_card_checks():
+    """tests/package/test_model_cards.py, loaded by path: importable whatever ran before."""
+    import importlib.util
+
+    path = ROOT / "tests" / "package" / "test_model_cards.py"
+    spec = importlib.util.spec_from_file_location("_model_card_checks", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def test_model_card_tables_match_the_built_model():
-    from test_model_cards import (
-        DEFAULTS_HEADER,
-        VARIABLES_HEADER,
-        _check_distribution,
-        _distribution,
-        _model_variables,
-        _table,
-    )
+    cards = _model_card_checks()
+    DEFAULTS_HEADER, VARIABLES_HEADER = cards.DEFAULTS_HEADER, cards.VARIABLES_HEADER
+    _check_distribution, _distribution = cards._check_distribution, cards._distribution
+    _model_variables, _table = cards._model_variables, cards._table
 
     text = (ROOT / "models" / "paired.md").read_text(encoding="utf-8")
     counts, _ = design_counts((0.6, 0.5), 0.5, 0.9, 0.9, 40, 20, 20, seed=1)
