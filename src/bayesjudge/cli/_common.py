@@ -50,7 +50,7 @@ class UsageError(Exception):
 _GROUP_FLAGS = {"system": "--system", "stratum": "--stratum"}
 
 
-def resolve_calibration_model(value, counts, flag: str, dims=("system", "stratum")):
+def resolve_calibration_model(value, counts, flag: str, dims=("system", "stratum"), exact=None):
     """Return (model, pool_over, note) for --calibration-model / --calibration-design.
 
     Not given (``value`` None): "shared", pooled over the dims whose one calibration set every
@@ -59,7 +59,9 @@ def resolve_calibration_model(value, counts, flag: str, dims=("system", "stratum
     (None for "separate"). Given as "separate" for such a shared set: a UsageError in the
     command line's words (the models would count the one set once per group).
     ``pool_over`` is None where the model's default applies. ``dims``: the dims whose
-    sharing matters (``("system",)`` for comparisons of systems).
+    sharing matters (``("system",)`` for comparisons of systems). ``exact``: (the option that
+    asked for the exact engine, the option that fits MCMC instead) where the command line
+    asked for it, refused with such a shared set (the engine needs each group's own).
     """
     shared = tuple(d for d in counts.calibration_shared_over if d in dims)
     columns = " or ".join(_GROUP_FLAGS.get(d, d) for d in shared)
@@ -70,6 +72,12 @@ def resolve_calibration_model(value, counts, flag: str, dims=("system", "stratum
             f"the calibration table has no {columns} column, so one set serves every "
             f"{' and '.join(shared)}"
         )
+        if exact is not None:
+            raise UsageError(
+                f"{exact[0]} needs each group's own calibration set, but {note}. Use "
+                f"{exact[1]} (it fits {flag} shared), or label items per system and give the "
+                "calibration table a --system column."
+            )
         return "shared", shared, note
     if value == "separate" and shared:
         raise UsageError(

@@ -524,8 +524,10 @@ def run(args) -> int:
     # Read first: whether the labels are K categories (which takes other options) is a
     # property of the tables.
     counts = read_table_counts(args)
+    binary = not isinstance(counts, CategoricalCounts)  # K categories refuse --model by name
+    exact = ("--model exact", "--model mcmc") if binary and args.model == "exact" else None
     args.calibration_design, args.pool_over, args.calibration_note = resolve_calibration_model(
-        args.calibration_design, counts, "--calibration-design", dims=("system",)
+        args.calibration_design, counts, "--calibration-design", dims=("system",), exact=exact
     )
     categorical = isinstance(counts, CategoricalCounts)
     if categorical:
@@ -558,10 +560,9 @@ def _check_binary_settings(args) -> None:
     bayes = args.model is not None
     check_gate_settings(args, bayes)
     if args.model == "exact" and args.calibration_design != "separate":
-        why = f" ({args.calibration_note})" if args.calibration_note else ""
         raise UsageError(
             "--model exact computes the posterior for --calibration-design separate only; use "
-            f"--model mcmc for {args.calibration_design!r} calibration{why}."
+            f"--model mcmc for {args.calibration_design!r} calibration."
         )
     if not bayes and args.calibration_design == "hierarchical":
         raise UsageError(
@@ -605,15 +606,6 @@ def _check_categorical_settings(args, counts: CategoricalCounts) -> dict:
         raise UsageError(
             "--calibration-design hierarchical is a Bayesian model of correct/incorrect "
             "verdicts; K-category verdicts take separate (default) or shared."
-        )
-    if args.calibration_design == "separate" and "system" in counts.calibration_shared_over:
-        # compare_categorical would take the one set as two independent ones (bj.compare
-        # refuses this for correct/incorrect counts)
-        raise UsageError(
-            "the labelled items (--calibration or --gold) have no system column, so one "
-            "calibration set serves every system and the systems have no separate calibration: "
-            "pass --calibration-design shared (its error then moves both scores together and "
-            "mostly cancels in Δ score)."
         )
     if args.scores is None:
         raise UsageError(

@@ -185,8 +185,6 @@ def _prior(text: str) -> tuple[float, float] | float:
 
 def run(args) -> int:
     """Fit the posterior and print its summary and comparisons (or one CSV); save it."""
-    if args.calibration_model is not None:
-        _check_options(args)  # at once, before reading the tables
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
     save = None if args.save is None else check_output_file("--save", args.save)
@@ -244,30 +242,29 @@ def run(args) -> int:
 
 def _resolve_calibration(args, counts) -> None:
     """Set --calibration-model (and --pool-over) where not given, then check the options."""
-    given = args.calibration_model is not None
+    binary = not isinstance(counts, CategoricalCounts)  # K categories refuse --method by name
+    exact = ("--method exact", "--method mcmc") if binary and args.method == "exact" else None
     model, pool_over, note = resolve_calibration_model(
-        args.calibration_model, counts, "--calibration-model"
+        args.calibration_model, counts, "--calibration-model", exact=exact
     )
     args.calibration_model, args.calibration_note = model, note
-    if note is not None and args.method == "exact":
-        raise UsageError(
-            f"--method exact needs each group's own calibration set, but {note}. Use "
-            "--method mcmc (it fits --calibration-model shared), or label items per system "
-            "and give the calibration table a --system column."
-        )
     if note is not None and args.pool_over is None:
         args.pool_over = pool_over
-    if not given:
-        _check_options(args)
+    _check_options(args, binary)
 
 
-def _check_options(args) -> None:
-    """Refuse combinations of options that the chosen model or method does not take."""
+def _check_options(args, binary: bool = True) -> None:
+    """Refuse combinations of options that the chosen model or method does not take.
+
+    K-category fits (``binary`` False) refuse the binary model's options by name themselves.
+    """
     if args.pool_over is not None and args.calibration_model == "separate":
         raise UsageError(
             "--pool-over applies to --calibration-model shared or hierarchical; 'separate' "
             "gives every group its own q0, q1. Drop --pool-over or choose another model."
         )
+    if not binary:
+        return
     if args.judge_better_than_chance and args.calibration_model == "hierarchical":
         raise UsageError(
             "--judge-better-than-chance applies to --calibration-model separate or shared; the "

@@ -249,15 +249,13 @@ def _resolve_calibration(args, counts) -> None:
 
     ``args.pool_over``: the dims of that shared set, else None (the model's default).
     """
-    design, pool_over, note = resolve_calibration_model(
-        args.calibration_design, counts, "--calibration-design"
+    binary = not isinstance(counts, CategoricalCounts)  # K categories refuse --method exact
+    exact = (
+        ("--method exact", "--method auto or mcmc") if binary and args.method == "exact" else None
     )
-    if note is not None and args.method == "exact":
-        raise UsageError(
-            f"--method exact needs each group's own calibration set, but {note}. Use "
-            "--method auto or mcmc (they fit --calibration-design shared), or label items per "
-            "system and give the calibration table a --system column."
-        )
+    design, pool_over, note = resolve_calibration_model(
+        args.calibration_design, counts, "--calibration-design", exact=exact
+    )
     args.calibration_design, args.pool_over, args.calibration_note = design, pool_over, note
 
 

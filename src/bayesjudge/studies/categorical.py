@@ -189,12 +189,14 @@ def _posterior(x, c, weights, alpha, rng, options):
     return res.lower, res.upper
 
 
-def _measure(name, x, c, theta, values, rng, options) -> dict:
-    """Coverage, misses and width of one method on the replications (x, c), per target."""
+def _measure(name, x, c, ok, theta, values, rng, options) -> dict:
+    """Coverage, misses and width of one method on the replications (x, c), per target.
+
+    ``ok``: the replications whose Ĉ is not singular (:func:`confusion_condition`).
+    """
     reps, k = x.shape
     weights = np.vstack([np.eye(k), values])
     truth = weights @ theta
-    ok = ~confusion_condition(c).singular
     # A singular Ĉ leaves θ unidentified: scored as covered by the whole range (conservative).
     lower = np.tile(weights.min(-1), (reps, 1))
     upper = np.tile(weights.max(-1), (reps, 1))
@@ -338,10 +340,11 @@ def run(
         theta, conf, values = _design(grid, a, sh)
         data_rng, method_rng = point_rngs(random_seed, theta.size, a, sh, n, m, count=2)
         x, c = _simulate(data_rng, theta, conf, n, m, reps)
-        amplification[idx] = np.median(confusion_condition(c).amplification)
+        cond = confusion_condition(c)
+        amplification[idx] = np.median(cond.amplification)
         for i_m, name in enumerate(methods):
             start = time.process_time()
-            res = _measure(name, x, c, theta, values, method_rng, options)
+            res = _measure(name, x, c, ~cond.singular, theta, values, method_rng, options)
             seconds[name] += time.process_time() - start
             for key in names:
                 out[key][(*idx, i_m)] = res[key]
@@ -360,7 +363,8 @@ def run(
             theta, conf, values = _design(grid, a, sh)
             data_rng, method_rng = point_rngs(random_seed, theta.size, a, sh, n, m, count=4)[2:]
             x, c = _simulate(data_rng, theta, conf, n, m, confirm_reps)
-            res = _measure(methods[i_m], x, c, theta, values, method_rng, options)
+            ok = ~confusion_condition(c).singular
+            res = _measure(methods[i_m], x, c, ok, theta, values, method_rng, options)
             for key, source in zip(_CONFIRMED, _CONFIRMED_FROM, strict=True):
                 confirmed[key][(*idx, i_m)] = res[source]
             bar.update()
