@@ -1,10 +1,11 @@
 """bayesjudge: honest estimates of true quality from LLM-as-a-judge scores.
 
 The top level is a curated API of at most 40 names (``bayesjudge.__all__``): the containers
-:class:`JudgeCounts` and :class:`CategoricalCounts`, the entry points (:func:`estimate`,
-:func:`compare`, :func:`fit`, :func:`load`, :func:`build_model`, :func:`build_report`), the
-priors, the diagnostics, the warning classes and the most used closed forms. Everything else
-stays importable from its submodule and is documented there.
+:class:`JudgeCounts`, :class:`CategoricalCounts` and :class:`JuryCounts` (several judges), the
+entry points (:func:`estimate`, :func:`compare`, :func:`fit`, :func:`load`,
+:func:`build_model`, :func:`build_report`), the priors, the diagnostics, the warning classes
+and the most used closed forms. Everything else stays importable from its submodule and is
+documented there.
 
 Layers, bottom up: :mod:`bayesjudge.core` (numpy/scipy closed forms; the paired-difference
 tools in :mod:`bayesjudge.core.paired`), :mod:`bayesjudge.data` (``JudgeCounts``),
@@ -43,6 +44,7 @@ from bayesjudge.core import (
     youden,
 )
 from bayesjudge.data import CategoricalCounts, JudgeCounts
+from bayesjudge.data.jury import JuryCounts
 from bayesjudge.diagnostics import Diagnosis, check_comparison, judge_diagnostics
 from bayesjudge.estimate import estimate
 from bayesjudge.report import Report, build_report, write_report
@@ -69,11 +71,11 @@ __all__ = [
     "Diagnosis",
     "Fit",
     "JudgeCounts",
+    "JuryCounts",
     "LowJudgeQualityWarning",
     "MissingLabelWarning",
     "NearTieWarning",
     "PooledCalibrationWarning",
-    "PosteriorPredictiveCheck",
     "Priors",
     "Report",
     "SmallSampleWarning",

@@ -32,7 +32,9 @@ from bayesjudge.core.likelihood import human_only, likelihood_interval, test_set
 from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
 from bayesjudge.data import CategoricalCounts, JudgeCounts
+from bayesjudge.data.jury import JUDGE, JuryCounts
 from bayesjudge.diagnostics import check_pooled_calibration
+from bayesjudge.jury_estimate import jury_estimate
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
 __all__ = [
@@ -99,7 +101,12 @@ def estimate(
     ----------
     counts : JudgeCounts
         Sufficient statistics per group (``n, k, m0, tn, m1, tp``) and the labelling design
-        (``counts.design``).
+        (``counts.design``). K-category counts (:class:`~bayesjudge.CategoricalCounts`) go to
+        :func:`~bayesjudge.categorical_estimate.estimate_categorical`; several judges' verdict
+        patterns (:class:`~bayesjudge.JuryCounts`) take the methods ``"dawid-skene"``
+        (default), ``"dawid-skene-bootstrap"``, ``"majority"`` and ``"per-judge"`` (each
+        judge's own estimate, with a ``judge`` dim) of
+        :func:`~bayesjudge.jury_estimate.jury_estimate` (``docs/juries.md``).
     method : {None, "likelihood", "lang-reiczigel", "naive", "bootstrap", "ppi++", \
 "cluster-delta", "cluster-bootstrap"}
         ``None`` (default): ``"cluster-delta"`` for counts with repeated verdicts of an item
@@ -252,8 +259,8 @@ def estimate(
     >>> result["human_ci"].squeeze().round(4).values.tolist()  # the labelled items alone
     [0.2407, 0.3668]
     """
-    if isinstance(counts, CategoricalCounts):
-        return _estimate_categorical(
+    if isinstance(counts, CategoricalCounts | JuryCounts):
+        return (_estimate_categorical if isinstance(counts, CategoricalCounts) else _estimate_jury)(
             counts, method, alpha, random_seed, calibration, n_resamples, estimand, scores
         )
     if scores is not None:
@@ -781,3 +788,52 @@ def _estimate_categorical(
         n_resamples=n_resamples,
         random_seed=random_seed,
     )
+
+
+#: Methods of ``estimate`` for several judges' verdict patterns (:class:`JuryCounts`).
+JURY_ESTIMATE_METHODS = ("dawid-skene", "dawid-skene-bootstrap", "majority", "per-judge")
+
+
+def _estimate_jury(
+    counts: JuryCounts, method, alpha, random_seed, calibration, n_resamples, estimand, scores
+) -> xr.Dataset:
+    """``estimate`` of several judges: the jury closed forms, or every judge on its own."""
+    refused = {
+        "calibration": (calibration, "own"),
+        "estimand": (estimand, "population"),
+        "scores": (scores, None),
+    }
+    for name, (value, default) in refused.items():
+        if value != default:
+            raise ValueError(
+                f"{name}={value!r} is not available for several judges' verdicts (JuryCounts); "
+                f"drop it, or apply it to one judge's counts.for_judge(judge)."
+            )
+    method = "dawid-skene" if method is None else method
+    if method not in JURY_ESTIMATE_METHODS:
+        raise ValueError(
+            f"method must be one of {list(JURY_ESTIMATE_METHODS)} for several judges' "
+            f"verdicts (JuryCounts); got {method!r}. A single judge's methods apply to "
+            f"counts.for_judge(judge)."
+        )
+    if method != "per-judge":
+        bootstrap = method == "dawid-skene-bootstrap"
+        out = jury_estimate(
+            counts,
+            "majority" if method == "majority" else "dawid-skene",
+            alpha,
+            random_seed,
+            interval="bootstrap" if bootstrap else "wald",
+            n_resamples=min(n_resamples, 2_000) if bootstrap else 2_000,
+        )
+        out.attrs["method"] = method
+        return out
+    parts = [
+        estimate(counts.for_judge(j), alpha=alpha, random_seed=random_seed) for j in counts.judges
+    ]
+    out = xr.concat(
+        [p[["estimate", "ci", "p_hat", "q0_hat", "q1_hat", "youden"]] for p in parts],
+        dim=xr.DataArray(counts.dataset.indexes[JUDGE], dims=JUDGE),
+    )
+    out.attrs = {**parts[0].attrs, "judge_method": parts[0].attrs["method"], "method": method}
+    return out

@@ -49,13 +49,24 @@ confusion matrix ``C[truth, verdict]`` in place of (q0, q1): :func:`simulate_cat
 (plain arrays) and :func:`simulate_categorical_items` (item tables); :func:`preference_confusion`
 and :func:`rubric_confusion` build the confusion of a preference judge with ties and of a
 graded (cumulative-logit) judge.
+
+Several judges grading the same items (issue 17) are drawn item by item by
+:func:`simulate_jury` (a :class:`~bayesjudge.data.jury.JuryCounts`, optionally the long item
+table) and as multinomial pattern counts by :func:`simulate_jury_arrays` (many replications of
+one group, for studies), both from the law whose pattern probabilities
+:func:`jury_pattern_probabilities` gives: conditionally independent judges, or a shared item
+effect of sd ``dependence`` on the judges' logit scale with their marginal q0, q1 kept.
 """
 
 from __future__ import annotations
 
+import itertools
+import json
+
 import numpy as np
 import pandas as pd
 import xarray as xr
+from numpy.polynomial import hermite_e
 from scipy import integrate, optimize, special
 
 from bayesjudge.core._validation import (
@@ -67,12 +78,14 @@ from bayesjudge.core._validation import (
     is_seed,
 )
 from bayesjudge.core.exact import test_set_theta_draws
-from bayesjudge.data import JudgeCounts
+from bayesjudge.data import DEFAULT_LABEL, JudgeCounts
 from bayesjudge.data.categorical import CategoricalCounts, category_array
+from bayesjudge.data.jury import MAX_JUDGES, JuryCounts
 
 __all__ = [
     "demo_design",
     "judge_quality",
+    "jury_pattern_probabilities",
     "latent_correlation",
     "preference_confusion",
     "rubric_confusion",
@@ -84,6 +97,8 @@ __all__ = [
     "simulate_counts",
     "simulate_instability",
     "simulate_items",
+    "simulate_jury",
+    "simulate_jury_arrays",
     "simulate_labelled_cluster_tables",
     "simulate_labelled_table",
     "simulate_paired_items",
@@ -1931,3 +1946,521 @@ def simulate_labelled_cluster_tables(
         "items1": items1,
         "truth": draws["truth"],
     }
+
+
+# --------------------------------------------------------------------------- several judges
+
+#: Largest item effect ``dependence`` (sd on the logit scale) the jury simulators accept: the
+#: 200-node Gauss–Hermite rule behind them is accurate to ~1e-8 there (1e-13 at σ = 3).
+MAX_DEPENDENCE = 5.0
+#: Most judges :func:`jury_pattern_probabilities` and :func:`simulate_jury_arrays` enumerate
+#: (3^J − 1 patterns with missing verdicts); :func:`simulate_jury` draws items and takes up to
+#: ``bayesjudge.data.jury.MAX_JUDGES``.
+MAX_PATTERN_JUDGES = 10
+_GH_NODES, _GH_WEIGHTS = hermite_e.hermegauss(200)
+_GH_WEIGHTS = _GH_WEIGHTS / np.sqrt(2 * np.pi)  # E[f(U)], U ~ N(0, 1)
+# Verdict 1, 0, missing as base-3 digits 0, 1, 2: sorting codes gives JuryCounts' order.
+_DIGIT = {1: 0, 0: 1, -1: 2}
+
+
+def _jury_intercepts(q: np.ndarray, sigma: float) -> np.ndarray:
+    """Logit intercepts ``a`` with E[expit(a + σU)] = q, U ~ N(0, 1); ∓inf where q is 0 or 1."""
+    q = np.asarray(q, dtype=float)
+    with np.errstate(divide="ignore"):
+        out = special.logit(q)
+    if sigma == 0:
+        return out
+    flat = out.reshape(-1)
+    for i, qi in enumerate(q.reshape(-1)):
+        if not 0 < qi < 1:
+            continue
+
+        def gap(a, qi=qi):
+            return float(_GH_WEIGHTS @ special.expit(a + sigma * _GH_NODES)) - qi
+
+        # The marginal is increasing in a and about expit(a / sqrt(1 + 0.35 σ²)) (probit
+        # approximation): start there and widen until the root is bracketed.
+        centre, width = flat[i] * np.sqrt(1 + 0.35 * sigma**2), 1.0 + sigma
+        while gap(centre - width) > 0 or gap(centre + width) < 0:
+            width *= 2
+        flat[i] = optimize.brentq(gap, centre - width, centre + width, xtol=1e-14)
+    return out
+
+
+def _jury_correct_probability(q0, q1, sigma: float):
+    """P(verdict = truth | t, u) at the quadrature nodes: arrays (nodes, J) for t = 0, 1."""
+    nodes = _GH_NODES if sigma > 0 else np.zeros(1)
+    a0, a1 = _jury_intercepts(q0, sigma), _jury_intercepts(q1, sigma)
+    return (
+        special.expit(a0[None, :] + sigma * nodes[:, None]),
+        special.expit(a1[None, :] + sigma * nodes[:, None]),
+    )
+
+
+def _check_jury_options(dependence, missing, design) -> tuple[float, float, str]:
+    ok = np.ndim(dependence) == 0 and isinstance(dependence, int | float | np.number)
+    if not ok or isinstance(dependence, bool) or not 0 <= dependence <= MAX_DEPENDENCE:
+        raise ValueError(
+            f"dependence must be a number in [0, {MAX_DEPENDENCE:g}] (the sd of the items' "
+            f"shared effect on the judges' logit scale; 0 = conditionally independent judges); "
+            f"got {dependence!r}."
+        )
+    ok = np.ndim(missing) == 0 and isinstance(missing, int | float | np.number)
+    if not ok or isinstance(missing, bool) or not 0 <= missing < 1:
+        raise ValueError(
+            f"missing must be a number in [0, 1) (the probability that a judge gives no verdict "
+            f"on an item); got {missing!r}."
+        )
+    if not isinstance(design, str) or design not in CALIBRATION_DESIGNS:
+        raise ValueError(
+            f"design must be 'stratified' (m0 truly incorrect + m1 truly correct labelled items "
+            f"of their own) or 'random' (m of the n judged items labelled at random); got "
+            f"{design!r}."
+        )
+    return float(dependence), float(missing), design
+
+
+def _check_jury_sizes(design, n, m0, m1, m) -> dict[str, np.ndarray]:
+    """Validate the item counts of the design; return int arrays n, m0, m1 (and m)."""
+    if design == "stratified" and m is not None:
+        raise ValueError(
+            "m (labelled items drawn at random) applies to design='random'; with "
+            "design='stratified' pass m0 and m1 (labelled items per truth)."
+        )
+    if design == "random":
+        if m is None:
+            raise ValueError("design='random' needs m, the number of the n items labelled.")
+        if np.any(np.asarray(m0) != 0) or np.any(np.asarray(m1) != 0):
+            raise ValueError(
+                f"m0 and m1 are random under design='random' (m1 ~ Binomial(m, theta)); pass m "
+                f"only; got m0={m0!r}, m1={m1!r}."
+            )
+    sizes = {"n": as_count("n", n, positive=True)}
+    sizes |= {"m0": as_count("m0", m0), "m1": as_count("m1", m1)}
+    sizes["m"] = as_count("m", 0 if m is None else m)
+    if design == "random" and np.any(sizes["m"] > sizes["n"]):
+        raise ValueError(
+            f"m (labelled items) must not exceed n (all judged items) under design='random'; "
+            f"got n={n!r}, m={m!r}."
+        )
+    return {name: a.astype(np.int64) for name, a in sizes.items()}
+
+
+def _jury_qs(q0, q1, judges) -> tuple[np.ndarray, np.ndarray, list]:
+    """q0, q1 as arrays with a last axis of J judges; the judges' labels (default j0, j1, …)."""
+    q0, q1 = as_probability("q0", q0), as_probability("q1", q1)
+    if judges is None:
+        if q0.ndim == 0 and q1.ndim == 0:
+            raise ValueError(
+                "q0 and q1 need a last axis of one entry per judge (or pass judges=); got scalars."
+            )
+        count = max(np.shape(q0)[-1:] + np.shape(q1)[-1:])
+        judges = [f"j{j}" for j in range(count)]
+    judges = _as_labels(judges)
+    if len(judges) < 1 or len(set(judges)) != len(judges):
+        raise ValueError(f"judges must be distinct labels, at least one; got {judges!r}.")
+    for name, q in (("q0", q0), ("q1", q1)):
+        if q.ndim and q.shape[-1] not in (1, len(judges)):
+            raise ValueError(
+                f"{name} must have a last axis of {len(judges)} entries (one per judge); got "
+                f"shape {q.shape}."
+            )
+    return q0, q1, judges
+
+
+def _all_patterns(n_judges: int, missing: bool) -> np.ndarray:
+    """Every verdict pattern (P, J) in JuryCounts' order; with ``missing``, "-" entries too."""
+    values = (1, 0, -1) if missing else (1, 0)
+    rows = np.array(list(itertools.product(values, repeat=n_judges)), dtype=np.int8)
+    return rows[~(rows == -1).all(axis=1)]
+
+
+def jury_pattern_probabilities(q0, q1, *, dependence=0.0, missing=0.0):
+    """Probability of each verdict pattern given the truth, under :func:`simulate_jury`'s law.
+
+    Parameters
+    ----------
+    q0, q1 : array_like, shape (J,)
+        Each judge's marginal P(says incorrect | truly incorrect) and P(says correct | truly
+        correct).
+    dependence : float, default 0.0
+        The sd σ of the items' shared effect on the judges' logit scale (see
+        :func:`simulate_jury`); 0 = conditionally independent judges.
+    missing : float, default 0.0
+        Probability that a judge gives no verdict on an item (see :func:`simulate_jury`).
+
+    Returns
+    -------
+    patterns : numpy.ndarray of int8, shape (P, J)
+        Every pattern (1, 0 and, with ``missing > 0``, -1), in the order of
+        :class:`~bayesjudge.data.jury.JuryCounts`: 2^J rows, or 3^J − 1.
+    probabilities : numpy.ndarray, shape (2, P)
+        Row t: P(pattern | truth t); each row sums to 1.
+
+    Raises
+    ------
+    ValueError
+        For q's that are not proportions of one shape (J,), J above
+        :data:`MAX_PATTERN_JUDGES`, or ``dependence`` / ``missing`` out of range.
+
+    Notes
+    -----
+    Given the item effect u, P(verdict = truth | t, u) = expit(a_jt + σu) with a_jt solved so
+    that its mean over u ~ N(0, 1) is q_tj; the integral over u is a 200-node Gauss–Hermite
+    rule. A pattern with missing set M has probability μ^|M| (1 − μ)^(J − |M|) P(v_obs | t),
+    plus μ^J / J · P(v_j | t) for a single verdict of judge j (an item whose verdicts were all
+    dropped keeps one judge's, chosen at random).
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import jury_pattern_probabilities
+    >>> patterns, prob = jury_pattern_probabilities([0.8, 0.9], [0.7, 0.6])
+    >>> patterns.tolist()
+    [[1, 1], [1, 0], [0, 1], [0, 0]]
+    >>> prob.round(3).tolist()
+    [[0.02, 0.18, 0.08, 0.72], [0.42, 0.28, 0.18, 0.12]]
+    >>> _, dep = jury_pattern_probabilities([0.8, 0.9], [0.7, 0.6], dependence=1.5)
+    >>> dep.round(3).tolist()  # same margins, more agreement
+    [[0.045, 0.155, 0.055, 0.745], [0.482, 0.218, 0.118, 0.182]]
+    """
+    dependence, missing, _ = _check_jury_options(dependence, missing, "stratified")
+    q0, q1 = as_probability("q0", q0), as_probability("q1", q1)
+    if q0.ndim != 1 or q0.shape != q1.shape or not 1 <= q0.size <= MAX_PATTERN_JUDGES:
+        raise ValueError(
+            f"q0 and q1 must be 1-D arrays of one entry per judge (1 to {MAX_PATTERN_JUDGES} "
+            f"judges), of equal length; got shapes {q0.shape} and {q1.shape}."
+        )
+    n_judges = q0.size
+    patterns = _all_patterns(n_judges, missing > 0)
+    says1, says0 = (patterns == 1).astype(float), (patterns == 0).astype(float)
+    right0, right1 = _jury_correct_probability(q0, q1, dependence)
+    weights = _GH_WEIGHTS if dependence > 0 else np.ones(1)
+    tiny = np.finfo(float).tiny  # log(0) -> about -708: exp of the sum is then 0
+    prob = np.empty((2, len(patterns)))
+    for t, (p1, p0) in enumerate(((1 - right0, right0), (right1, 1 - right1))):
+        log_p = np.log(np.maximum(p1, tiny)) @ says1.T + np.log(np.maximum(p0, tiny)) @ says0.T
+        prob[t] = weights @ np.exp(log_p)
+    if missing > 0:
+        n_missing = (patterns == -1).sum(axis=1)
+        prob *= missing**n_missing * (1 - missing) ** (n_judges - n_missing)
+        # All verdicts dropped: one judge's verdict is kept (each judge with chance 1 / J).
+        single = n_missing == n_judges - 1
+        prob[:, single] *= 1 + missing / (1 - missing) / n_judges
+    return patterns, prob
+
+
+def simulate_jury_arrays(
+    theta,
+    q0,
+    q1,
+    *,
+    n,
+    m0=0,
+    m1=0,
+    m=None,
+    dependence=0.0,
+    missing=0.0,
+    design="stratified",
+    size=None,
+    random_seed=None,
+) -> dict[str, np.ndarray]:
+    """Draw the verdict-pattern counts of one group many times, as plain arrays (for studies).
+
+    The same law as :func:`simulate_jury` (one group), drawn from the pattern probabilities of
+    :func:`jury_pattern_probabilities` as multinomial counts instead of item by item.
+
+    Parameters
+    ----------
+    theta : float
+        True share of correct items.
+    q0, q1 : array_like, shape (J,)
+        The judges' marginal specificities and sensitivities.
+    n, m0, m1, m, dependence, missing, design
+        As in :func:`simulate_jury` (scalars): under ``design="random"``, ``m`` of the ``n``
+        items are labelled and ``test`` counts the other ``n - m``.
+    size : int or tuple of int, optional
+        Replications (output shape before the pattern axis); default one draw.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``patterns`` (P, J) every possible pattern (int8, as in
+        :func:`jury_pattern_probabilities`), ``test`` (*size, P) and ``labelled``
+        (*size, 2, P) item counts (int64; row 0 truly incorrect).
+
+    Raises
+    ------
+    ValueError
+        As :func:`simulate_jury`, naming the argument.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_jury_arrays
+    >>> draws = simulate_jury_arrays(0.6, [0.8, 0.7, 0.9], [0.75, 0.85, 0.8], n=300, m0=20,
+    ...                              m1=20, size=1000, random_seed=1)
+    >>> draws["patterns"].shape, draws["test"].shape, draws["labelled"].shape
+    ((8, 3), (1000, 8), (1000, 2, 8))
+    >>> draws["test"].sum(axis=-1).max(), draws["labelled"].sum(axis=-1)[0].tolist()
+    (np.int64(300), [20, 20])
+    """
+    dependence, missing, design = _check_jury_options(dependence, missing, design)
+    theta = as_probability("theta", theta)
+    if theta.ndim:
+        raise ValueError(f"theta must be one number (one group); got shape {theta.shape}.")
+    sizes = _check_jury_sizes(design, n, m0, m1, m)
+    if any(a.ndim for a in sizes.values()):
+        raise ValueError("n, m0, m1 and m must be single numbers (one group).")
+    shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
+    patterns, prob = jury_pattern_probabilities(q0, q1, dependence=dependence, missing=missing)
+    rng = _rng(random_seed)
+    mixture = theta * prob[1] + (1 - theta) * prob[0]
+    n_test = sizes["n"] - sizes["m"] if design == "random" else sizes["n"]
+    test = rng.multinomial(np.full(shape, n_test), mixture)
+    if design == "random":
+        correct = rng.binomial(np.full(shape, sizes["m"]), theta)
+        per_truth = (sizes["m"] - correct, correct)
+    else:
+        per_truth = (np.full(shape, sizes["m0"]), np.full(shape, sizes["m1"]))
+    labelled = np.stack([rng.multinomial(k, prob[t]) for t, k in enumerate(per_truth)], axis=-2)
+    return {"patterns": patterns, "test": test.astype(np.int64), "labelled": labelled}
+
+
+def _jury_verdicts(rng, truth, a0, a1, sigma: float, missing: float) -> np.ndarray:
+    """Verdicts (items, J) of 1, 0 and -1 (missing) given the truths, under the jury law."""
+    u = rng.standard_normal(truth.size) if sigma > 0 else np.zeros(truth.size)
+    intercept = np.where(truth[:, None] == 1, a1[None, :], a0[None, :])
+    right = rng.random(intercept.shape) < special.expit(intercept + sigma * u[:, None])
+    verdict = np.where(right, truth[:, None], 1 - truth[:, None]).astype(np.int8)
+    if missing > 0:
+        dropped = rng.random(verdict.shape) < missing
+        # An item whose verdicts were all dropped keeps one judge's, chosen at random: a
+        # judged item has at least one verdict.
+        lost = np.flatnonzero(dropped.all(axis=1))
+        dropped[lost, rng.integers(0, verdict.shape[1], lost.size)] = False
+        verdict[dropped] = -1
+    return verdict
+
+
+def _pattern_codes(verdict: np.ndarray) -> np.ndarray:
+    """Base-3 code of each row (1 -> 0, 0 -> 1, -1 -> 2): code order is JuryCounts' order."""
+    digits = np.where(verdict == 1, 0, np.where(verdict == 0, 1, 2)).astype(np.int64)
+    return digits @ (3 ** np.arange(verdict.shape[1] - 1, -1, -1, dtype=np.int64))
+
+
+def _decode_patterns(codes: np.ndarray, n_judges: int) -> np.ndarray:
+    powers = 3 ** np.arange(n_judges - 1, -1, -1, dtype=np.int64)
+    digits = (codes[:, None] // powers[None, :]) % 3
+    return np.array([1, 0, -1], dtype=np.int8)[digits]
+
+
+def _jury_groups(theta, q0, q1, sizes, systems, strata, n_judges):
+    """Broadcast the per-group parameters to (S, T) and the q's to (S, T, J)."""
+    labels_shape = _label_shape(systems, strata)
+    full = (*labels_shape, n_judges)
+    try:
+        group = {"theta": np.broadcast_to(theta, labels_shape)}
+        group |= {k: np.broadcast_to(v, labels_shape) for k, v in sizes.items()}
+        group |= {"q0": np.broadcast_to(q0, full), "q1": np.broadcast_to(q1, full)}
+    except ValueError:
+        shapes = {"theta": np.shape(theta), "q0": np.shape(q0), "q1": np.shape(q1)}
+        shapes |= {k: v.shape for k, v in sizes.items()}
+        raise ValueError(
+            f"The parameters do not fit the groups {labels_shape} (systems × strata given): "
+            f"{', '.join(f'{k} {s}' for k, s in shapes.items() if s)}. Give theta, n, m0, m1 "
+            f"and m one entry per group (or one number), q0 and q1 a last axis of judges."
+        ) from None
+    shape = (len(systems or [0]), len(strata or [0]))
+    return {k: v.reshape((*shape, *v.shape[len(labels_shape) :])) for k, v in group.items()}
+
+
+def _jury_settings(random_seed, dependence, missing, design, group) -> dict:
+    seed = int(random_seed) if is_seed(random_seed) else None
+    settings = {"generator": "bayesjudge.simulate.simulate_jury", "random_seed": seed}
+    settings |= {"dependence": dependence, "missing": missing, "design": design}
+    settings |= {k: np.asarray(v).tolist() for k, v in group.items()}
+    flat = {"simulated_dependence": dependence, "simulated_missing": missing}
+    if seed is not None:
+        flat["simulated_random_seed"] = seed
+    return {"simulation": json.dumps(settings), **flat}
+
+
+def _jury_item_frame(parts, judges, n_judges) -> pd.DataFrame:
+    """Long item table: one row per (item, judge) with a verdict."""
+    verdict = np.concatenate([p["verdict"] for p in parts])
+    rows, cols = np.nonzero(verdict >= 0)
+    column = {k: np.concatenate([p[k] for p in parts]) for k in ("item", "truth", "human")}
+    count = np.concatenate([np.full(len(p["verdict"]), i) for i, p in enumerate(parts)])
+    human = column["human"][rows]
+    return pd.DataFrame(
+        {
+            "system": np.array([p["system"] for p in parts], dtype=object)[count[rows]],
+            "stratum": np.array([p["stratum"] for p in parts], dtype=object)[count[rows]],
+            "item": column["item"][rows],
+            "judge_name": np.asarray(judges, dtype=object)[cols],
+            "verdict": verdict[rows, cols].astype(np.int64),
+            "human": pd.arrays.IntegerArray(np.where(human >= 0, human, 0), human < 0),
+            "truth": column["truth"][rows],
+        }
+    )
+
+
+def simulate_jury(
+    theta,
+    q0,
+    q1,
+    *,
+    n,
+    m0=0,
+    m1=0,
+    m=None,
+    judges=None,
+    systems=None,
+    strata=None,
+    dependence=0.0,
+    missing=0.0,
+    design="stratified",
+    random_seed=None,
+    return_items=False,
+):
+    """Draw several judges' verdicts on the same items, item by item, as a ``JuryCounts``.
+
+    Each item is truly correct with probability θ (per group). Judge j calls it correct with
+    probability q1_j if it is and 1 − q0_j if it is not, independently of the other judges given
+    the truth (Dawid & Skene 1979) unless ``dependence`` > 0: then each item has an effect
+    u ~ N(0, σ²), shared by all judges, on the logit of each judge being right,
+    P(right | t, u) = expit(a_jt + u), with a_jt solved so that the *marginal* q0_j, q1_j are
+    those asked for (:func:`jury_pattern_probabilities`' Notes). A hard item is then hard for
+    every judge, so the judges agree more than their q's alone imply.
+
+    Parameters
+    ----------
+    theta : array_like
+        True share of correct items per group: a number, or one per system / (system,
+        stratum).
+    q0, q1 : array_like
+        Each judge's marginal specificity P(says incorrect | truly incorrect) and sensitivity
+        P(says correct | truly correct): a last axis of J judges, broadcast over the groups.
+    n : array_like of int
+        Judged items per group (at least 1): the unlabelled test items under
+        ``design="stratified"``; all judged items, ``m`` of them labelled, under ``"random"``.
+    m0, m1 : array_like of int, default 0
+        Labelled items per group that are truly incorrect / correct, with their own verdicts
+        (``design="stratified"``).
+    m : array_like of int, optional
+        Of the ``n`` items, how many are labelled, chosen at random (``design="random"``;
+        required there); the test counts then hold the other ``n - m``.
+    judges : sequence, optional
+        The judges' labels (default ``"j0"``, ``"j1"``, …).
+    systems, strata : sequence, optional
+        Group labels (default one group ``"all"``); the parameters broadcast over them.
+    dependence : float, default 0.0
+        The sd σ of the items' shared effect on the logit scale, in [0, 5]; 0 gives
+        conditionally independent judges.
+    missing : float, default 0.0
+        Probability, in [0, 1), that a judge gives no verdict on an item, independently of
+        everything else. An item whose verdicts were all dropped keeps one judge's verdict,
+        chosen at random, so the share missing is μ − μ^J / J rather than μ.
+    design : {"stratified", "random"}, default "stratified"
+        The labelling design, recorded on the counts.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+    return_items : bool, default False
+        Also return the long item table.
+
+    Returns
+    -------
+    JuryCounts or tuple of (JuryCounts, pandas.DataFrame)
+        The pattern counts; ``dataset.attrs`` holds the design, ``simulation`` (JSON of every
+        setting, the seed included) and ``simulated_dependence``, ``simulated_missing``,
+        ``simulated_random_seed`` (an int seed only). With ``return_items=True`` also one row
+        per (item, judge) with a verdict: ``system``, ``stratum``, ``item`` (ids unique within
+        a system: test items first, then labelled ones), ``judge_name``, ``verdict`` (1/0),
+        ``human`` (the truth on labelled items, ``<NA>`` on the others) and ``truth`` (hidden
+        truth, for studies).
+
+    Raises
+    ------
+    ValueError
+        If a probability or count is out of range, the parameters do not fit the groups or the
+        judges, ``dependence``/``missing``/``design`` are out of range, or the item counts do
+        not fit the design; the message names the argument.
+
+    See Also
+    --------
+    simulate_jury_arrays : The same law as plain multinomial arrays, for many replications.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import simulate_jury
+    >>> counts, items = simulate_jury(0.7, [0.8, 0.7, 0.9], [0.9, 0.8, 0.85], n=200, m0=20,
+    ...                               m1=20, judges=["gpt", "claude", "llama"],
+    ...                               dependence=1.0, missing=0.1, random_seed=3,
+    ...                               return_items=True)
+    >>> counts.sizes["judge"], int(counts.test.sum()), int(counts.labelled.sum())
+    (3, 200, 40)
+    >>> counts.dataset.attrs["simulated_dependence"], counts.design
+    (1.0, 'stratified')
+    >>> list(items.columns)
+    ['system', 'stratum', 'item', 'judge_name', 'verdict', 'human', 'truth']
+    >>> items.groupby("item").size().min()  # every item keeps a verdict
+    np.int64(1)
+    """
+    dependence, missing, design = _check_jury_options(dependence, missing, design)
+    if not isinstance(return_items, bool | np.bool_):
+        raise ValueError(f"return_items must be True or False; got {return_items!r}.")
+    theta = as_probability("theta", theta)
+    q0, q1, judges = _jury_qs(q0, q1, judges)
+    if len(judges) > MAX_JUDGES:
+        raise ValueError(f"At most {MAX_JUDGES} judges are supported; got {len(judges)}.")
+    systems, strata = _as_labels(systems), _as_labels(strata)
+    sizes = _check_jury_sizes(design, n, m0, m1, m)
+    group = _jury_groups(theta, q0, q1, sizes, systems, strata, len(judges))
+    rng = _rng(random_seed)
+    parts = []
+    for s, t in np.ndindex(group["theta"].shape):
+        g = {k: v[s, t] for k, v in group.items()}
+        n_g = int(g["n"])
+        truth = (rng.random(n_g) < g["theta"]).astype(np.int64)
+        if design == "stratified":
+            truth = np.concatenate([truth, np.repeat([0, 1], [int(g["m0"]), int(g["m1"])])])
+            labelled = np.arange(truth.size) >= n_g
+        else:  # the items are exchangeable: the first m are a random subset
+            labelled = np.arange(n_g) < int(g["m"])
+        a0, a1 = _jury_intercepts(g["q0"], dependence), _jury_intercepts(g["q1"], dependence)
+        parts.append({
+            "system": DEFAULT_LABEL if systems is None else systems[s],
+            "stratum": DEFAULT_LABEL if strata is None else strata[t],
+            "verdict": _jury_verdicts(rng, truth, a0, a1, dependence, missing),
+            "truth": truth, "human": np.where(labelled, truth, -1),
+        })  # fmt: skip
+    counts = _jury_count(parts, group["theta"].shape, len(judges))
+    ds = JuryCounts.from_counts(
+        *counts, judges=judges, systems=systems, strata=strata, design=design
+    ).dataset
+    ds.attrs.update(_jury_settings(random_seed, dependence, missing, design, group))
+    result = JuryCounts(ds)
+    if not return_items:
+        return result
+    offset: dict = {}
+    for p in parts:  # item ids unique within a system, running over its strata
+        start = offset.get(p["system"], 0)
+        p["item"] = start + np.arange(len(p["truth"]))
+        offset[p["system"]] = start + len(p["truth"])
+    return result, _jury_item_frame(parts, judges, len(judges))
+
+
+def _jury_count(parts, shape, n_judges):
+    """Pattern matrix and test (S, T, P) / labelled (S, T, 2, P) counts of the groups' items."""
+    codes = [_pattern_codes(p["verdict"]) for p in parts]
+    unique = np.unique(np.concatenate(codes))
+    test = np.zeros((len(parts), unique.size), dtype=np.int64)
+    labelled = np.zeros((len(parts), 2, unique.size), dtype=np.int64)
+    for i, (p, code) in enumerate(zip(parts, codes, strict=True)):
+        where = np.searchsorted(unique, code)
+        np.add.at(test[i], where[p["human"] < 0], 1)
+        for t in (0, 1):
+            np.add.at(labelled[i, t], where[p["human"] == t], 1)
+    patterns = _decode_patterns(unique, n_judges)
+    return patterns, test.reshape((*shape, -1)), labelled.reshape((*shape, 2, -1))

@@ -17,7 +17,7 @@ from bayesjudge.studies import STUDIES, allocation_length, run_study
 
 def test_registry_names_importable_modules_with_run_and_plot():
     # The five studies of issue 4, the LLMBar case study of issue 5, the random design (15),
-    # repeated verdicts (18) and K categories (16); each module has
+    # repeated verdicts (18), K categories (16) and several judges (17); each module has
     # run(*, reps, random_seed, progress, ...) with defaults and a plot(table) function, and a
     # one-line summary for --list.
     assert set(STUDIES) == {
@@ -32,6 +32,8 @@ def test_registry_names_importable_modules_with_run_and_plot():
         "categorical-preference",
         "categorical-rubric",
         "categorical-structure",
+        "jury",
+        "llmbar-jury",
     }
     import importlib
 

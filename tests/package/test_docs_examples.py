@@ -364,3 +364,11 @@ def test_every_python_example_is_run_by_a_test():
     assert {p for p, r in PAGES_RUN_BY.items() if r == "test_guide_examples_run"} == set(
         parametrized
     )
+
+
+def test_juries_page_example_runs(monkeypatch):
+    blocks = _blocks("juries.md")
+    assert blocks
+    monkeypatch.delenv("BAYESJUDGE_DATA", raising=False)  # the copy shipped with the package
+    for block in blocks:
+        exec(compile(block, "docs/juries.md", "exec"), {})

@@ -67,6 +67,7 @@ LAYERS = {
     "estimate": 3,
     "compare": 3,
     "categorical_estimate": 3,  # estimate and compare of CategoricalCounts
+    "jury_estimate": 3,  # closed forms and agreement of several judges (JuryCounts)
     "diagnostics": 3,
     "simulate": 3,
     "plots": 4,

@@ -228,7 +228,13 @@ def test_index_links_every_card_with_its_registry_summary():
     # Cards of models built outside build_model: the item-effect model (repeated verdicts) and
     # the K-category models with their structured confusions.
     others = {"item-effect.md", "categorical.md", "categorical-symmetric.md"}
-    others |= {"categorical-ordinal.md", "misclassification.md", "exact.md"}
+    others |= {
+        "categorical-ordinal.md",
+        "misclassification.md",
+        "exact.md",
+        "jury.md",
+        "jury-covariates.md",
+    }
     assert linked == {s.card for s in MODELS.values()} | others
 
 

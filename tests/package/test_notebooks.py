@@ -26,6 +26,7 @@ EXPECTED = [
     "05_calibration_budget",
     "06_validation",
     "07_preferences_and_grades",
+    "08_juries",
 ]
 SMALL_DRAWS = 200
 SMALL_REPS = 50  # Monte Carlo replications of the notebooks that run studies
@@ -70,6 +71,7 @@ SLOW_NOTEBOOKS = {
     "03_comparing_systems.ipynb",
     "06_validation.ipynb",
     "07_preferences_and_grades.ipynb",  # three K-category models to compile (minutes cold)
+    "08_juries.ipynb",  # two jury models to compile and the LLMBar splits
 }
 
 

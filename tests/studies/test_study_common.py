@@ -70,6 +70,23 @@ SMALL = {
         [0.8],
     ),
     "categorical-structure": ({"iterations": 300}, "m", [10, 40], [40]),
+    "jury": (
+        {
+            "methods": ["best-single", "ds-wald", "majority"],
+            "n": [300],
+            "labels": ["stratified:20"],
+            "sigma": [0.0, 1.5],
+        },
+        "theta",
+        [0.3, 0.7],
+        [0.7],
+    ),
+    "llmbar-jury": (
+        {"path": DATA, "labels": [20]},
+        "subsets",
+        ["LLMBar/Natural", "LLMBar/Adversarial/Neighbor", "LLMBar/Adversarial/GPTInst"],
+        ["LLMBar/Adversarial/GPTInst", "LLMBar/Natural"],
+    ),
 }
 # The table dim/coord that holds the grid option's values.
 GRID_COORD = {
@@ -152,6 +169,8 @@ def test_save_round_trips_and_figure_has_labelled_axes(full, name, tmp_path):
 
 # Variables that are NaN by design for some estimators (documented in the study modules).
 NOT_APPLICABLE = {
+    # Only the default joint model's PPC is recorded (jury module notes).
+    "jury": ("ppc_flagged", "ppc_flagged_mcse"),
     "comparison": (
         "bias_unclipped",
         "bias_unclipped_mcse",

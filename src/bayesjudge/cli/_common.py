@@ -242,6 +242,20 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "with --repeats groups an item's repeated verdicts (a log's items are its sample ids)",
     )
     parser.add_argument(
+        "--judges",
+        metavar="COLUMN",
+        help="CSV/Parquet tables with one row per (item, judge): the column naming the judge. "
+        "Several judges' verdicts on the same items are then analysed together (their verdict "
+        "patterns; needs --item)",
+    )
+    parser.add_argument(
+        "--covariates",
+        metavar="COLUMNS",
+        help="with --judges: comma-separated numeric columns (answer length, position shown, "
+        "...) on which each judge's q0 and q1 depend (logistic); one row per verdict, so a "
+        "judge may grade an item in both answer orders",
+    )
+    parser.add_argument(
         "--repeats",
         metavar="COLUMN",
         help="CSV/Parquet --test: the column numbering the repeated verdicts of an item "

@@ -29,11 +29,14 @@ from bayesjudge.cli._common import (
     parse_unit,
     result_frame,
 )
+from bayesjudge.cli._jury import run_jury_estimate
 from bayesjudge.data import CategoricalCounts
-from bayesjudge.estimate import CLUSTER_METHODS, METHODS, estimate
+from bayesjudge.estimate import CLUSTER_METHODS, JURY_ESTIMATE_METHODS, METHODS, estimate
 
 #: The methods of K-category counts that binary counts do not have (``bootstrap`` is both's).
 _CATEGORICAL_ONLY = [m for m in CATEGORICAL_METHODS if m not in METHODS]
+#: The methods of several judges' verdict patterns (``--judges``).
+_JURY_ONLY = [m for m in JURY_ESTIMATE_METHODS if m not in (*METHODS, *_CATEGORICAL_ONLY)]
 
 
 def add_parser(subparsers) -> None:
@@ -44,12 +47,14 @@ def add_parser(subparsers) -> None:
     est.add_argument(
         "--method",
         default=None,
-        choices=[*METHODS, *_CATEGORICAL_ONLY],
+        choices=[*METHODS, *_CATEGORICAL_ONLY, *_JURY_ONLY],
         help="estimator (default: cluster-delta for repeated verdicts of an item (--repeats, "
         "a log's epochs), else the labelling design's: lang-reiczigel for a stratified "
         "calibration set, likelihood, the profile-likelihood interval, for a random one); "
         "cluster-delta and cluster-bootstrap treat the items, not the verdicts, as the units. "
-        "K categories: delta (default; score-type delta-method interval), wald or bootstrap",
+        "K categories: delta (default; score-type delta-method interval), wald or bootstrap. "
+        "Several judges (--judges): dawid-skene (default), dawid-skene-bootstrap, majority or "
+        "per-judge",
     )
     est.add_argument(
         "--estimand",
@@ -81,6 +86,13 @@ def run(args) -> int:
     """Estimate θ per (system, stratum) and print a table or JSON."""
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
+    if args.judges is not None or args.covariates is not None:
+        return run_jury_estimate(args)
+    if args.method in _JURY_ONLY:
+        raise UsageError(
+            f"--method {args.method} combines several judges' verdicts: name the column of "
+            "the judge of each row with --judges (and the item ids with --item)."
+        )
     counts = read_table_counts(args)
     if isinstance(counts, CategoricalCounts):
         return _run_categorical(args, counts)

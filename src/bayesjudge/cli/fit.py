@@ -40,6 +40,7 @@ from bayesjudge.cli._common import (
     resolve_calibration_model,
     show_progress_for,
 )
+from bayesjudge.cli._jury import add_jury_model_options, run_jury_fit
 from bayesjudge.data import CategoricalCounts
 from bayesjudge.report import comparison_rows
 from bayesjudge.report.categorical_sections import describe_priors
@@ -61,6 +62,7 @@ def add_parser(subparsers) -> None:
     add_table_options(fit)
     add_category_options(fit)
     _add_model_options(fit)
+    add_jury_model_options(fit)
     _add_sampler_options(fit)
     fit.add_argument(
         "--save",
@@ -189,6 +191,8 @@ def run(args) -> int:
     check_input_file("--calibration", args.calibration)
     save = None if args.save is None else check_output_file("--save", args.save)
     check_draws_fit_in_memory(args)
+    if args.judges is not None or args.dependence != "none" or args.pool_judges:
+        return run_jury_fit(args, save)
     counts = read_table_counts(args)
     _resolve_calibration(args, counts)
     if isinstance(counts, CategoricalCounts):

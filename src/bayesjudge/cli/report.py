@@ -42,6 +42,12 @@ from bayesjudge.cli._common import (
     resolve_calibration_model,
     show_progress_for,
 )
+from bayesjudge.cli._jury import (
+    add_jury_model_options,
+    check_jury_options,
+    fit_jury_from_args,
+    read_jury_counts,
+)
 from bayesjudge.cli.compare import (
     add_gate_options,
     bayesian_source,
@@ -117,6 +123,7 @@ def add_parser(subparsers) -> None:
         help="desired width of the θ intervals: warn where calibration is too small for it",
     )
     add_progress_option(rep, "the MCMC sampler's progress bar")
+    add_jury_model_options(rep)
     add_gate_options(rep)
     rep.set_defaults(func=run, claims=None)
 
@@ -135,6 +142,8 @@ def run(args) -> int:
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
     check_draws_fit_in_memory(args)
+    if args.judges is not None or args.dependence != "none" or args.pool_judges:
+        return _run_jury(args, out)
     counts = read_table_counts(args)
     _resolve_calibration(args, counts)
     if isinstance(counts, CategoricalCounts):
@@ -192,6 +201,38 @@ def run(args) -> int:
     if not claims:
         return 0
     return _gate(args, counts, fit_result, claims, seed)
+
+
+def _run_jury(args, out) -> int:
+    """``report --judges``: the jury report, with the joint model unless --method none."""
+    if args.claims:
+        raise UsageError(
+            "--claim/--rank gates compare systems of one judge's report; drop them with --judges."
+        )
+    if args.method == "exact":
+        raise UsageError("--method exact has no jury model; use --method auto, mcmc or none.")
+    seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
+    options = {"alpha": 1 - args.ci_prob, "random_seed": seed}
+    if args.method == "none":
+        check_jury_options(args)
+        source = read_jury_counts(args)
+    else:
+        source = fit_jury_from_args(args, seed)
+    report = write_report(source, None, **options)
+    _save(report, out)
+    counts = source if args.method == "none" else source.counts
+    print(
+        f"report: {len(counts.judges)} judges, "
+        f"{_plural(len(counts.systems), 'system', 'systems')} × "
+        f"{_plural(len(counts.strata), 'stratum', 'strata')}, {counts.design} labelling design, "
+        f"{'no Bayesian fit' if args.method == 'none' else 'joint model of the judges'}, "
+        f"{_plural(len(report.diagnoses), 'warning', 'warnings')}, seed {seed} "
+        f"(repeat with --seed {seed})"
+    )
+    markdown, html = (terminal_safe(report.paths[kind]) for kind in ("markdown", "html"))
+    print(f"wrote {markdown} (with {len(report.figures)} PNG figures)")
+    print(f"wrote {html} (self-contained)")
+    return 0
 
 
 def _gate(args, counts, fit_result, claims, seed: int) -> int:

@@ -23,7 +23,11 @@ The package's modules, bottom up:
   value and type;
 - :mod:`bayesjudge.data.categorical_counting`: counting item tables of K-category verdicts;
 - :mod:`bayesjudge.data.categorical`: the :class:`CategoricalCounts` container of K-category
-  verdicts (preferences with ties, graded scores).
+  verdicts (preferences with ties, graded scores);
+- :mod:`bayesjudge.data.jury_counting`, :mod:`bayesjudge.data.jury` and
+  :mod:`bayesjudge.data.jury_items`: several judges on the same items — long tables read into
+  verdict patterns (:class:`~bayesjudge.data.jury.JuryCounts`) or verdict rows with covariates
+  (:class:`~bayesjudge.data.jury_items.JuryItems`).
 """
 
 # The names other modules import from bayesjudge.data (``X as X``: re-exported).

@@ -35,6 +35,7 @@ from bayesjudge.core.exact import (
     test_set_theta_draws,
 )
 from bayesjudge.data import DEFAULT_DESIGN, DIMS, CategoricalCounts, JudgeCounts
+from bayesjudge.data.jury import JuryCounts
 from bayesjudge.diagnostics import check_pooled_calibration, judge_diagnostics
 from bayesjudge.models.build import (
     aggregate_weights,
@@ -46,6 +47,8 @@ from bayesjudge.models.build import (
 )
 from bayesjudge.models.categorical import CATEGORICAL_FORMAT, fit_categorical, load_categorical
 from bayesjudge.models.item_effect import item_effect_config
+from bayesjudge.models.jury import JURY_FORMAT, fit_jury, load_jury
+from bayesjudge.models.jury_covariates import JURY_COVARIATES_FORMAT, load_jury_covariates
 from bayesjudge.models.priors import Priors
 from bayesjudge.models.storage import DIGEST_ATTR, content_digest
 from bayesjudge.plots import plot_ppc
@@ -407,7 +410,7 @@ def _convergence(single: xr.Dataset, name: str) -> dict[str, xr.DataArray]:
 
 def fit(
     counts: JudgeCounts,
-    calibration: str = "separate",
+    calibration: str | None = None,
     pool_over=None,
     priors=None,
     aggregate="auto",
@@ -425,13 +428,19 @@ def fit(
     estimand: str = "population",
     confusion: str = "free",
     scores=None,
+    pool_judges: bool = False,
+    dependence: str | None = None,
 ) -> Fit:
     """Fit the Bayesian model of θ, q0, q1 to judge counts by MCMC (NUTS) or exactly.
 
     K-category counts (:class:`~bayesjudge.CategoricalCounts`) are handed to
     :func:`bayesjudge.models.categorical.fit_categorical` (θ ~ Dirichlet, confusion rows
     ~ Dirichlet; ``confusion=`` ``"free"``, ``"symmetric"`` or ``"ordinal"``, ``scores=``),
-    which returns a ``CategoricalFit``.
+    which returns a ``CategoricalFit``. Several judges' verdict patterns
+    (:class:`~bayesjudge.data.jury.JuryCounts`) are handed to
+    :func:`bayesjudge.models.jury.fit_jury` (``calibration`` default ``"shared"``,
+    ``pool_judges=``, ``dependence=``, ``judge_better_than_chance=True`` or automatic),
+    which returns a ``JuryFit``.
 
     The labelling design of the counts (:attr:`JudgeCounts.design`) is part of the model:
     under ``"random"`` the truth counts of the labelled items, m1 ~ Binomial(m0 + m1, θ),
@@ -442,9 +451,11 @@ def fit(
     counts : JudgeCounts
         Test and calibration counts per (system, stratum) group.
     calibration, pool_over, priors, aggregate, judge_better_than_chance, paired
-        The model, as in :func:`bayesjudge.build_model`. ``paired`` None (default) fits the
-        paired model (``models/paired.md``) when ``counts`` carry a joint verdict table of
-        2 to 6 systems; see :func:`fit_pairwise` for more systems.
+        The model, as in :func:`bayesjudge.build_model` (``calibration`` default
+        ``"separate"``; ``"shared"`` for a :class:`~bayesjudge.data.jury.JuryCounts`).
+        ``paired`` None (default) fits the paired model (``models/paired.md``) when
+        ``counts`` carry a joint verdict table of 2 to 6 systems; see :func:`fit_pairwise`
+        for more systems.
     draws, tune, chains : int, default 1000, 1000, 4
         Posterior draws kept per chain, tuning steps per chain, and number of chains.
     random_seed : int, optional
@@ -491,6 +502,11 @@ def fit(
         Bin(n − k, θ (1 − q1) / (1 − p)) (seeded from ``random_seed``); under the random
         design θ_test = (m1 + T_u) / (n + m0 + m1) (the labelled items' truth is known),
         under the stratified design θ_test = T_u / n (the test items only; NaN where n = 0).
+
+    pool_judges : bool, default False
+        Jury counts only: draw the judges' logit q's around a common mean.
+    dependence : {None, "item"}, default None
+        Jury counts only: ``"item"`` adds a shared item effect on the judges given the truth.
 
     Returns
     -------
@@ -553,6 +569,24 @@ def fit(
     >>> result.compare  # doctest: +ELLIPSIS
     <bound method Fit.compare of <bayesjudge.Fit calibration='separate' systems=1 ...>>
     """
+    if isinstance(counts, JuryCounts):
+        _check_jury_options(
+            pool_over=pool_over, aggregate=aggregate, paired=paired, sampler=sampler,
+            method=method, estimand=estimand, confusion=confusion, scores=scores,
+        )  # fmt: skip
+        return fit_jury(
+            counts, calibration="shared" if calibration is None else calibration,
+            pool_judges=pool_judges, dependence=dependence, priors=priors,
+            judge_better_than_chance=True if judge_better_than_chance else None,
+            draws=draws, tune=tune, chains=chains, random_seed=random_seed,
+            target_accept=target_accept, progressbar=progressbar,
+        )  # fmt: skip
+    if pool_judges is not False or dependence is not None:
+        raise ValueError(
+            "pool_judges= and dependence= are options of several judges' verdict patterns "
+            "(JuryCounts); drop them, or build a JuryCounts."
+        )
+    calibration = "separate" if calibration is None else calibration
     if isinstance(counts, CategoricalCounts):
         _check_categorical_options(
             aggregate=aggregate, judge_better_than_chance=judge_better_than_chance,
@@ -1942,10 +1976,12 @@ def load(path) -> Fit:
 
     Returns
     -------
-    Fit or CategoricalFit
+    Fit, CategoricalFit or JuryFit
         A :class:`~bayesjudge.models.categorical.CategoricalFit` for a file written by
         :meth:`CategoricalFit.save` (read by
-        :func:`~bayesjudge.models.categorical.load_categorical`, with the same checks).
+        :func:`~bayesjudge.models.categorical.load_categorical`, with the same checks), a
+        :class:`~bayesjudge.models.jury.JuryFit` for one written by :meth:`JuryFit.save`
+        (read by :func:`~bayesjudge.models.jury.load_jury`).
 
     Raises
     ------
@@ -1982,6 +2018,10 @@ def load(path) -> Fit:
     attrs = tree.attrs
     if attrs.get("format") == CATEGORICAL_FORMAT:  # a K-category fit: its own reader
         return load_categorical(path)
+    if attrs.get("format") == JURY_FORMAT:  # several judges: its own reader
+        return load_jury(path)
+    if attrs.get("format") == JURY_COVARIATES_FORMAT:  # the covariate model of several judges
+        return load_jury_covariates(path)
     if attrs.get("format") != _FORMAT or "bayesjudge_config" not in attrs:
         raise ValueError(
             f"{str(path)!r} is not a bayesjudge fit (format {attrs.get('format')!r}); write one "
@@ -2064,4 +2104,19 @@ def _check_categorical_options(**given) -> None:
             f"{shown}: not available for K-category counts (CategoricalCounts), which are fitted "
             "by NUTS (nutpie) per (system, stratum) group with the population estimand. Drop "
             "these options; see bayesjudge.models.categorical.fit_categorical."
+        )
+
+
+def _check_jury_options(**given) -> None:
+    """Refuse the single-judge options of ``fit`` for jury counts, naming them."""
+    defaults = {"pool_over": None, "aggregate": "auto", "paired": None, "sampler": "nutpie",
+                "method": "mcmc", "estimand": "population", "confusion": "free",
+                "scores": None}  # fmt: skip
+    changed = {name: value for name, value in given.items() if value != defaults[name]}
+    if changed:
+        shown = ", ".join(f"{name}={value!r}" for name, value in changed.items())
+        raise ValueError(
+            f"{shown}: not available for several judges' verdict patterns (JuryCounts), which "
+            "are fitted by NUTS (nutpie) with the population estimand. Drop these options; see "
+            "bayesjudge.models.jury.fit_jury."
         )

@@ -16,11 +16,13 @@ import pandas as pd
 from bayesjudge._progress import REPORT_PROGRESS_MIN_SYSTEMS, advance, steps_bar
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.data import CategoricalCounts, JudgeCounts
+from bayesjudge.data.jury import JuryCounts
 from bayesjudge.diagnostics import MAX_LISTED, emit_grouped
 from bayesjudge.report import tables as _tables
 from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.report.document import Report
 from bayesjudge.report.figures import draw_figures
+from bayesjudge.report.jury import build_jury_report
 from bayesjudge.report.sections import write_sections
 
 __all__ = ["PROGRESS_MIN_SYSTEMS", "build_report", "write_report"]
@@ -124,6 +126,18 @@ def build_report(
     >>> report.tables["theta"][["system", "corrected"]].round(3).values.tolist()
     [['a', 0.612], ['b', 0.804]]
     """
+    if isinstance(counts, JuryCounts) or (
+        fit is not None and isinstance(getattr(fit, "counts", None), JuryCounts)
+    ):
+        if target_width is not None or scores is not None:
+            raise ValueError(
+                "target_width and scores= apply to one judge's counts; drop them for several "
+                "judges' verdicts (JuryCounts)."
+            )
+        return build_jury_report(
+            counts, fit=fit, alpha=alpha, random_seed=random_seed, ppc=ppc, warn=warn,
+            title=title,
+        )  # fmt: skip
     if isinstance(counts, CategoricalCounts) or (
         fit is not None and getattr(fit, "config", {}).get("kind") == "categorical"
     ):
@@ -316,7 +330,7 @@ def write_report(source, out_dir=None, **options) -> Report:
     ...     sorted(p.name for p in report.paths.values())
     ['judge.png', 'report.html', 'report.md', 'theta_forest.png']
     """
-    if isinstance(source, JudgeCounts | CategoricalCounts):
+    if isinstance(source, JudgeCounts | CategoricalCounts | JuryCounts):
         report = build_report(source, **options)
     elif hasattr(source, "posterior") and hasattr(source, "counts"):
         # A Fit, recognised by what the report uses: importing bayesjudge.models.fit to test

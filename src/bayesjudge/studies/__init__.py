@@ -1,6 +1,7 @@
 """Monte Carlo studies of the papers and of the random labelling design: ``bayesjudge study``.
 
-They reproduce Lee et al. and Fiedler and validate the random labelling design (issue 15).
+They reproduce Lee et al. and Fiedler and validate the random labelling design (issue 15),
+K-category verdicts (issue 16) and several judges on the same items (issue 17).
 
 Each study module has ``run(*, reps=..., random_seed=..., progress=False, **options)``
 returning a :class:`~bayesjudge.studies._framework.StudyResult` (tidy table, settings, figure).
@@ -28,6 +29,8 @@ STUDIES = {
     "categorical-preference": "bayesjudge.studies.categorical_preference",
     "categorical-rubric": "bayesjudge.studies.categorical_rubric",
     "categorical-structure": "bayesjudge.studies.categorical_structure",
+    "jury": "bayesjudge.studies.jury",
+    "llmbar-jury": "bayesjudge.studies.llmbar_jury",
 }
 
 

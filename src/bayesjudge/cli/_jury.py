@@ -1,0 +1,371 @@
+"""Several judges on the command line: ``--judges COLUMN`` of ``estimate`` and ``fit``."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+
+from bayesjudge._lazy import bayesian
+from bayesjudge._text import fmt_number, terminal_safe
+from bayesjudge.cli._common import (
+    WRITTEN,
+    UsageError,
+    ci_label,
+    intervals,
+    jsonable,
+    label,
+    show_progress_for,
+)
+from bayesjudge.data.jury import JuryCounts
+from bayesjudge.data.jury_items import JuryItems
+from bayesjudge.estimate import JURY_ESTIMATE_METHODS, estimate
+from bayesjudge.jury_estimate import jury_covariate_estimate
+
+__all__ = [
+    "add_jury_model_options",
+    "check_jury_options",
+    "covariate_names",
+    "fit_jury_from_args",
+    "read_jury_counts",
+    "run_jury_estimate",
+    "run_jury_fit",
+]
+
+#: Options that read one judge's tables and mean nothing for a long table of several judges.
+_SINGLE_JUDGE_OPTIONS = {
+    "gold": "--gold",
+    "repeats": "--repeats",
+    "test_format": "--test-format",
+    "scorer": "--scorer",
+    "metric": "--metric",
+    "categories": "--categories",
+    "scores": "--scores",
+}
+
+
+def check_jury_options(args) -> None:
+    """Refuse options that do not combine with ``--judges`` (one message, before any work)."""
+    if getattr(args, "covariates", None) and args.judges is None:
+        raise UsageError(
+            "--covariates belongs to several judges' verdicts: name the judge column with "
+            "--judges (and the item ids with --item)."
+        )
+    if getattr(args, "item", None) is None:
+        raise UsageError(
+            f"--judges {terminal_safe(args.judges)} reads one row per (item, judge): give the "
+            "item id column with --item too (an item's verdicts across judges are its pattern)."
+        )
+    given = [flag for attr, flag in _SINGLE_JUDGE_OPTIONS.items() if getattr(args, attr, None)]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} cannot be combined with --judges: several judges are read "
+            "from CSV/Parquet tables with one row per (item, judge) and correct/incorrect "
+            "verdicts. Drop the option, or analyse one judge at a time without --judges."
+        )
+
+
+def covariate_names(args) -> list[str]:
+    """Return the --covariates columns, refusing an empty name."""
+    names = [c.strip() for c in args.covariates.split(",")]
+    if any(not c for c in names):
+        raise UsageError(
+            f"--covariates {terminal_safe(args.covariates)} has an empty column name; give "
+            "comma-separated column names, e.g. --covariates length,position."
+        )
+    return names
+
+
+def read_jury_items(args) -> JuryItems:
+    """Read the --test (and --calibration) verdict rows with their --covariates."""
+    check_jury_options(args)
+    return JuryItems.from_frames(
+        args.test,
+        args.calibration,
+        judges=args.judges,
+        item=args.item,
+        covariates=covariate_names(args),
+        judge=args.judge,
+        human=args.human,
+        system=args.system,
+        stratum=args.stratum,
+        positive=args.positive,
+        design=getattr(args, "design", None),
+    )
+
+
+def _run_covariates(args) -> int:
+    if args.method is not None:
+        raise UsageError(
+            "--covariates fits the covariate model (Dawid–Skene with q0, q1 logistic in the "
+            "covariates); drop --method."
+        )
+    items = read_jury_items(args)
+    result = jury_covariate_estimate(items, alpha=args.alpha)
+    ci = ci_label(args.alpha)
+    theta = [
+        {
+            "system": s,
+            "stratum": r,
+            "estimate": float(result["estimate"].sel(system=s, stratum=r)),
+            "lower": float(result["ci"].sel(system=s, stratum=r, ci_bound="lower")),
+            "upper": float(result["ci"].sel(system=s, stratum=r, ci_bound="upper")),
+        }
+        for s in items.systems
+        for r in items.strata
+    ]
+    judges = result[["q0", "q1"]].to_dataframe().reset_index()
+    if args.json:
+        payload = {
+            "settings": {k: jsonable(v) for k, v in result.attrs.items()},
+            "judges": [jsonable(j) for j in items.judges],
+            "results": [{k: jsonable(v) for k, v in row.items()} for row in theta],
+            "judge_quality": [
+                {k: jsonable(v) for k, v in row.items()} for row in judges.to_dict(orient="records")
+            ],
+        }
+        print(json.dumps(payload, indent=2))
+        return 0
+    frame = pd.DataFrame(theta)
+    print(
+        f"judges ({len(items.judges)}): {', '.join(label(j) for j in items.judges)}\n"
+        f"labelling design: {items.design}; method: covariate-dawid-skene (q0, q1 logistic in "
+        f"{', '.join(label(c) for c in items.covariate_names)})"
+    )
+    print(
+        pd.DataFrame(
+            {
+                "system": frame["system"].map(label),
+                "stratum": frame["stratum"].map(label),
+                "estimate": frame["estimate"].map(fmt_number),
+                ci: intervals(frame["lower"], frame["upper"]),
+            }
+        ).to_string(index=False)
+    )
+    print("\njudge quality at each covariate's low and high value (others at their mean):")
+    judges["judge"] = judges["judge"].map(label)
+    judges["covariate"] = judges["covariate"].map(label)
+    for q in ("q0", "q1"):
+        judges[q] = judges[q].map(fmt_number)
+    print(judges.to_string(index=False))
+    return 0
+
+
+def read_jury_counts(args) -> JuryCounts:
+    """Count the --test (and --calibration) tables of several judges."""
+    check_jury_options(args)
+    return JuryCounts.from_frames(
+        args.test,
+        args.calibration,
+        judges=args.judges,
+        item=args.item,
+        judge=args.judge,
+        human=args.human,
+        system=args.system,
+        stratum=args.stratum,
+        positive=args.positive,
+        design=getattr(args, "design", None),
+    )
+
+
+def _rows(result, counts: JuryCounts) -> pd.DataFrame:
+    rows = []
+    per_judge = "judge" in result["estimate"].dims
+    for s in counts.systems:
+        for r in counts.strata:
+            for j in counts.judges if per_judge else [None]:
+                sel = {"system": s, "stratum": r} | ({"judge": j} if per_judge else {})
+                one = result.sel(sel)
+                rows.append(
+                    {
+                        "system": s,
+                        "stratum": r,
+                        **({"judge": j} if per_judge else {}),
+                        "estimate": float(one["estimate"]),
+                        "lower": float(one["ci"].sel(ci_bound="lower")),
+                        "upper": float(one["ci"].sel(ci_bound="upper")),
+                        "test_items": int(counts.test.sel(system=s, stratum=r).sum()),
+                        "labelled_items": int(counts.labelled.sel(system=s, stratum=r).sum()),
+                    }
+                )
+    return pd.DataFrame(rows)
+
+
+def run_jury_estimate(args) -> int:
+    """``bayesjudge estimate --judges COLUMN``: the jury's closed forms per group."""
+    if getattr(args, "covariates", None):
+        return _run_covariates(args)
+    if args.method is not None and args.method not in JURY_ESTIMATE_METHODS:
+        raise UsageError(
+            f"--method {args.method} is a method of one judge; with --judges choose one of "
+            f"{', '.join(JURY_ESTIMATE_METHODS)} (default dawid-skene)."
+        )
+    counts = read_jury_counts(args)
+    method = args.method or "dawid-skene"
+    if method not in ("majority",) and int(counts.labelled.sum()) == 0 and len(counts.judges) < 3:
+        raise UsageError(
+            "With fewer than three judges the latent-truth model needs human-labelled items: "
+            "pass --calibration, or a --test table with the --human column filled for the "
+            "labelled rows (or use --method majority, which estimates P(majority says "
+            "correct), not θ)."
+        )
+    result = estimate(
+        counts,
+        method=method,
+        alpha=args.alpha,
+        random_seed=args.seed,
+        n_resamples=args.n_resamples,
+    )
+    frame = _rows(result, counts)
+    if args.json:
+        payload = {
+            "settings": {k: jsonable(v) for k, v in result.attrs.items()},
+            "judges": [jsonable(j) for j in counts.judges],
+            "results": [
+                {key: jsonable(value) for key, value in row.items()}
+                for row in frame.to_dict(orient="records")
+            ],
+        }
+        print(json.dumps(payload, indent=2))
+        return 0
+    ci = ci_label(args.alpha)
+    columns = {"system": frame["system"].map(label), "stratum": frame["stratum"].map(label)}
+    if "judge" in frame:
+        columns["judge"] = frame["judge"].map(label)
+    columns |= {
+        "test items": frame["test_items"],
+        "labelled": frame["labelled_items"],
+        "estimate": frame["estimate"].map(fmt_number),
+        ci: intervals(frame["lower"], frame["upper"]),
+    }
+    print(
+        f"judges ({len(counts.judges)}): {', '.join(label(j) for j in counts.judges)}\n"
+        f"labelling design: {counts.design}; method: {method}"
+        + (" (latent truth, conditionally independent judges)" if "dawid" in method else "")
+    )
+    print(pd.DataFrame(columns).to_string(index=False))
+    return 0
+
+
+def add_jury_model_options(parser) -> None:
+    """Add the options of the joint model of several judges (``fit``/``report``)."""
+    parser.add_argument(
+        "--dependence",
+        choices=["none", "item"],
+        default="none",
+        help="with --judges: conditionally independent judges (none, default) or a shared item "
+        "effect on every judge (item), for judges that err on the same items",
+    )
+    parser.add_argument(
+        "--pool-judges",
+        action="store_true",
+        help="with --judges: draw the judges' q0, q1 from a common population (partial pooling)",
+    )
+
+
+def _jury_only_options(args) -> None:
+    """Refuse the joint model's options without --judges, and one judge's options with it."""
+    jury = {"--dependence": args.dependence != "none", "--pool-judges": args.pool_judges}
+    if args.judges is None:
+        given = [flag for flag, on in jury.items() if on]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} belong to several judges' verdicts: name the judge column "
+                "with --judges (and the item ids with --item)."
+            )
+        return
+    single = {
+        "--pool-over": getattr(args, "pool_over", None) is not None,
+        "--aggregate": getattr(args, "aggregate", "auto") not in ("auto", None),
+        "--estimand": getattr(args, "estimand", "population") != "population",
+        "--confusion": getattr(args, "confusion", "free") != "free",
+        "--method exact": getattr(args, "method", None) == "exact",
+        "--sampler pymc": getattr(args, "sampler", "nutpie") != "nutpie",
+    }
+    given = [flag for flag, on in single.items() if on]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} cannot be combined with --judges: the joint model of several "
+            "judges is sampled with nutpie and takes --calibration-model, --dependence and "
+            "--pool-judges."
+        )
+    if getattr(args, "covariates", None):
+        raise UsageError(
+            "--covariates: the Bayesian covariate model is fitted in Python "
+            "(bayesjudge.models.jury_covariates); on the command line, 'bayesjudge estimate "
+            "--judges ... --covariates ...' gives its closed form."
+        )
+
+
+def fit_jury_from_args(args, seed: int):
+    """Read the tables and fit the joint model of several judges (imports PyMC)."""
+    _jury_only_options(args)
+    counts = read_jury_counts(args)
+    models = bayesian("jury")
+    return models.fit_jury(
+        counts,
+        calibration=getattr(args, "calibration_model", None)
+        or getattr(args, "calibration_design", None)
+        or "shared",
+        pool_judges=args.pool_judges,
+        dependence=None if args.dependence == "none" else args.dependence,
+        draws=args.draws,
+        tune=args.tune,
+        chains=args.chains,
+        random_seed=seed,
+        target_accept=getattr(args, "target_accept", None),
+        progressbar=show_progress_for(args),
+    )
+
+
+def run_jury_fit(args, save) -> int:
+    """``bayesjudge fit --judges COLUMN``: the joint model's θ and every judge's q0, q1."""
+    seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
+    result = fit_jury_from_args(args, seed)
+    summary = result.summary(ci_prob=args.ci_prob)
+    if save is not None:
+        result.save(save)
+        WRITTEN.append(str(save))
+    check = result.ppc(random_seed=seed)
+    theta = _interval_frame(summary, "theta", ["system", "stratum"], name="θ")
+    judges = pd.concat(
+        [_interval_frame(summary, q, ["judge", "system", "stratum"], name=q) for q in ("q0", "q1")],
+        axis=1,
+    )
+    judges = judges.loc[:, ~judges.columns.duplicated()]
+    if args.format == "csv":
+        print(theta.to_csv(index=False), end="")
+        return 0
+    config = result.config
+    print(
+        f"joint model of {len(result.counts.judges)} judges: calibration "
+        f"{config['calibration']}, dependence {config.get('dependence') or 'none'}, "
+        f"pool_judges {config.get('pool_judges')}; seed {seed}"
+    )
+    print(theta.to_string(index=False))
+    print()
+    print(judges.to_string(index=False))
+    print()
+    print(f"posterior predictive check of the pairwise agreement: {check.message}")
+    if save is not None:
+        print(f"wrote {terminal_safe(save)}")
+    return 0
+
+
+def _interval_frame(summary, var: str, dims: list[str], name: str = "estimate") -> pd.DataFrame:
+    """One row per coordinate: the posterior mean and its interval as text."""
+    mean = summary[var]
+    ci = summary[f"{var}_ci"]
+    rows = []
+    keep = [d for d in dims if d in mean.dims]
+    for index in np.ndindex(*(mean.sizes[d] for d in keep)):
+        sel = {d: i for d, i in zip(keep, index, strict=True)}
+        row = {d: label(mean[d].values[i]) for d, i in sel.items()}
+        one = ci.isel(sel)
+        row[name] = fmt_number(float(mean.isel(sel)))
+        row[f"{name} {summary.attrs['ci_prob']:.0%} interval"] = intervals(
+            [float(one.sel(ci_bound="lower"))], [float(one.sel(ci_bound="upper"))]
+        )[0]
+        rows.append(row)
+    return pd.DataFrame(rows)

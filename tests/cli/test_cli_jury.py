@@ -1,0 +1,186 @@
+"""``bayesjudge estimate --judges COLUMN``: several judges on the command line."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import bayesjudge as bj
+from bayesjudge.cli import main
+from bayesjudge.data.jury import JuryCounts
+
+
+@pytest.fixture(scope="module")
+def jury_csv(tmp_path_factory):
+    rng = np.random.default_rng(11)
+    rows = []
+    for system in ("s1", "s2"):
+        for i in range(150):
+            truth = int(rng.random() < 0.6)
+            for judge, (q0, q1) in zip(
+                ["gpt", "claude", "llama"], [(0.85, 0.9), (0.8, 0.85), (0.7, 0.8)], strict=True
+            ):
+                said = rng.random() < (q1 if truth else 1 - q0)
+                rows.append(
+                    {
+                        "model": system,
+                        "item": i,
+                        "grader": judge,
+                        "verdict": "yes" if said else "no",
+                        "human": truth if i < 40 else None,
+                    }
+                )
+    path = tmp_path_factory.mktemp("jury") / "jury.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def _args(path, *extra):
+    return ["estimate", "--test", str(path), "--judges", "grader", "--item", "item",
+            "--judge", "verdict", "--system", "model", *extra]  # fmt: skip
+
+
+def test_estimate_judges_json_equals_the_python_api(jury_csv, capsys):
+    assert main(_args(jury_csv, "--json")) == 0
+    payload = json.loads(capsys.readouterr().out)
+    counts = JuryCounts.from_frames(
+        jury_csv, judges="grader", item="item", judge="verdict", system="model"
+    )
+    expected = bj.estimate(counts)
+    assert payload["settings"]["method"] == "dawid-skene"
+    assert payload["judges"] == ["claude", "gpt", "llama"]
+    for row in payload["results"]:
+        one = expected.sel(system=row["system"], stratum=row["stratum"])
+        assert row["estimate"] == pytest.approx(float(one["estimate"]))
+        assert [row["lower"], row["upper"]] == pytest.approx(one["ci"].values.tolist())
+        assert row["labelled_items"] == 40 and row["test_items"] == 110
+
+
+def test_estimate_judges_table_and_per_judge(jury_csv, capsys):
+    assert main(_args(jury_csv)) == 0
+    out = capsys.readouterr().out
+    assert "judges (3): claude, gpt, llama" in out and "dawid-skene" in out
+    assert main(_args(jury_csv, "--method", "per-judge")) == 0
+    out = capsys.readouterr().out
+    assert out.count("llama") == 3  # the header and one row per system
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--method", "lang-reiczigel"], "is a method of one judge"),
+        (["--repeats", "epoch"], "cannot be combined with --judges"),
+    ],
+)
+def test_estimate_judges_refusals(jury_csv, capsys, argv, message):
+    assert main(_args(jury_csv, *argv)) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err and err.count("\n") == 1
+
+
+def test_judges_needs_item_and_jury_methods_need_judges(jury_csv, capsys):
+    argv = _args(jury_csv)
+    argv.remove("--item")
+    argv.remove("item")
+    assert main(argv) == 2
+    assert "give the item id column with --item" in capsys.readouterr().err
+    assert main(["estimate", "--test", str(jury_csv), "--method", "majority"]) == 2
+    assert "--judges" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def covariate_csv(tmp_path_factory):
+    rng = np.random.default_rng(12)
+    rows = []
+    for i in range(200):
+        truth = int(rng.random() < 0.6)
+        for judge, bias in (("gpt", 0.25), ("claude", 0.0), ("llama", 0.1)):
+            for first in (0, 1):
+                said = rng.random() < (0.85 if truth else 0.15 + bias * first)
+                rows.append({"item": i, "grader": judge, "verdict": int(said),
+                             "shown_first": first, "human": truth if i < 50 else None})  # fmt: skip
+    path = tmp_path_factory.mktemp("jury_cov") / "rows.csv"
+    pd.DataFrame(rows).to_csv(path, index=False)
+    return path
+
+
+def test_estimate_covariates_json_equals_the_python_api(covariate_csv, capsys):
+    from bayesjudge.data.jury_items import JuryItems
+    from bayesjudge.jury_estimate import jury_covariate_estimate
+
+    argv = ["estimate", "--test", str(covariate_csv), "--judges", "grader", "--item", "item",
+            "--judge", "verdict", "--covariates", "shown_first", "--json"]  # fmt: skip
+    assert main(argv) == 0
+    payload = json.loads(capsys.readouterr().out)
+    items = JuryItems.from_frames(
+        covariate_csv, judges="grader", item="item", judge="verdict", covariates="shown_first"
+    )
+    expected = jury_covariate_estimate(items)
+    assert payload["settings"]["method"] == "covariate-dawid-skene"
+    assert payload["results"][0]["estimate"] == pytest.approx(float(expected["estimate"].squeeze()))
+    gpt_high = [r for r in payload["judge_quality"] if r["judge"] == "gpt" and r["level"] == "high"]
+    assert gpt_high[0]["q0"] == pytest.approx(
+        float(expected["q0"].sel(judge="gpt", covariate="shown_first", level="high"))
+    )
+
+
+def test_covariates_refusals(covariate_csv, capsys):
+    base = ["estimate", "--test", str(covariate_csv), "--item", "item", "--judge", "verdict"]
+    assert main([*base, "--covariates", "shown_first"]) == 2
+    assert "name the judge column with --judges" in capsys.readouterr().err
+    assert main([*base, "--judges", "grader", "--covariates", "shown_first,"]) == 2
+    assert "empty column name" in capsys.readouterr().err
+    assert main([*base, "--judges", "grader", "--covariates", "size"]) == 2
+    err = capsys.readouterr().err
+    assert "'size'" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["fit", "--dependence", "item"], "name the judge column with --judges"),
+        (
+            ["fit", "--judges", "grader", "--item", "item", "--pool-over", "system"],
+            "cannot be combined with --judges",
+        ),
+        (["fit", "--judges", "grader", "--item", "item", "--covariates", "x"], "--covariates"),
+        (
+            ["report", "--judges", "grader", "--item", "item", "--method", "exact"],
+            "no jury model",
+        ),
+    ],
+)
+def test_fit_and_report_refusals(jury_csv, capsys, argv, message):
+    code = main([*argv, "--test", str(jury_csv), "--judge", "verdict"])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_report_judges_closed_form(jury_csv, tmp_path, capsys):
+    out = tmp_path / "report"
+    argv = ["report", "--test", str(jury_csv), "--judges", "grader", "--item", "item",
+            "--judge", "verdict", "--system", "model", "--method", "none", "--out", str(out),
+            "--seed", "3"]  # fmt: skip
+    assert main(argv) == 0
+    assert "3 judges, 2 systems" in capsys.readouterr().out
+    text = (out / "report.md").read_text()
+    assert "jury θ: Dawid–Skene [Wald]" in text and (out / "theta_forest.png").exists()
+
+
+@pytest.mark.slow
+def test_fit_and_report_judges_with_the_joint_model(jury_csv, tmp_path, capsys):
+    base = ["--test", str(jury_csv), "--judges", "grader", "--item", "item", "--judge",
+            "verdict", "--system", "model", "--seed", "5", "--draws", "300", "--tune", "300",
+            "--chains", "2", "--no-progress"]  # fmt: skip
+    saved = tmp_path / "fit.nc"
+    assert main(["fit", *base, "--save", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert "joint model of 3 judges" in out and "posterior predictive check" in out
+    back = bj.load(saved)
+    assert back.counts.judges == ["claude", "gpt", "llama"]
+    assert main(["report", *base, "--out", str(tmp_path / "rep")]) == 0
+    text = (tmp_path / "rep" / "report.md").read_text()
+    assert "jury θ: Bayesian mean [ETI]" in text and "Pairwise agreement" in text
