@@ -2107,7 +2107,7 @@ def jury_pattern_probabilities(q0, q1, *, dependence=0.0, missing=0.0):
     -----
     Given the item effect u, P(verdict = truth | t, u) = expit(a_jt + σu) with a_jt solved so
     that its mean over u ~ N(0, 1) is q_tj; the integral over u is a 200-node Gauss–Hermite
-    rule. A pattern with missing set M has probability μ^|M| (1 − μ)^(J − |M|) P(v_obs | t),
+    rule. A pattern with missing set M has probability ``μ^|M| (1 − μ)^(J − |M|) P(v_obs | t)``,
     plus μ^J / J · P(v_j | t) for a single verdict of judge j (an item whose verdicts were all
     dropped keeps one judge's, chosen at random).
 
@@ -2187,8 +2187,8 @@ def simulate_jury_arrays(
     -------
     dict of str to numpy.ndarray
         ``patterns`` (P, J) every possible pattern (int8, as in
-        :func:`jury_pattern_probabilities`), ``test`` (*size, P) and ``labelled``
-        (*size, 2, P) item counts (int64; row 0 truly incorrect).
+        :func:`jury_pattern_probabilities`), ``test`` ``(*size, P)`` and ``labelled``
+        ``(*size, 2, P)`` item counts (int64; row 0 truly incorrect).
 
     Raises
     ------

@@ -175,11 +175,14 @@ def data():
     return to_items(item, judge, verdict, x, seen, systems=2)
 
 
+# The tests of one fit (a cold nutpie compile, about a minute on CI) run in the slow tier,
+# which keeps `make test` within its budget; the likelihood checks above stay fast.
 @pytest.fixture(scope="module")
 def fitted(data):
     return fit_jury_covariates(data, draws=500, tune=500, chains=2, random_seed=7)
 
 
+@pytest.mark.slow
 def test_posterior_of_theta_agrees_with_the_closed_form(data, fitted):
     # Posterior mean − ML estimate is O(1/n) while the posterior sd is O(1/√n): with 200
     # items per group they differ by a small fraction of the sd (0.3 sd), plus Monte Carlo
@@ -200,6 +203,7 @@ def test_posterior_of_theta_agrees_with_the_closed_form(data, fitted):
     )
 
 
+@pytest.mark.slow
 def test_summary_shapes_and_q_at_the_covariate_levels(data, fitted):
     s = fitted.summary(ci_prob=0.9)
     assert s.attrs["ci_kind"] == "eti" and s.attrs["ci_prob"] == 0.9
@@ -220,6 +224,7 @@ def test_summary_shapes_and_q_at_the_covariate_levels(data, fitted):
     assert (s["theta_r_hat"] < 1.02).all() and fitted.diagnostics()["divergences"] == 0
 
 
+@pytest.mark.slow
 def test_save_and_load_round_trip(fitted, tmp_path):
     path = fitted.save(tmp_path / "fit.nc")
     loaded = load_jury_covariates(path)
@@ -240,6 +245,7 @@ def test_save_and_load_round_trip(fitted, tmp_path):
         load_jury_covariates(tmp_path / "junk.nc")
 
 
+@pytest.mark.slow
 def test_refit_of_the_same_structure_is_reproducible(data, fitted):
     # The cached compiled model gets the data again (with_data): short runs, same seed.
     runs = []

@@ -336,6 +336,7 @@ PAGES_RUN_BY = {
     "categorical.md": "tests/data/test_categorical.py",  # prints checked against comments
     "harness.md": "tests/data/test_harness.py",  # run with an Inspect log written in the test
     "repeated-verdicts.md": "tests/data/test_repeats.py",
+    "juries.md": "test_juries_page_example_runs",  # the LLMBar jury example, its assert
 }
 _ANY_PYTHON_FENCE = re.compile(r"^\s*(```|~~~)\s*\{?(python|py|python3|ipython3?|pycon)\b", re.M)
 

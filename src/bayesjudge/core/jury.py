@@ -728,9 +728,11 @@ def cohen_kappa(table, *, alpha=0.05) -> Agreement:
 
     Notes
     -----
-    Var(κ̂) = [Σ_i p_ii ((1 − p_e) − (p_i· + p_·i)(1 − p_o))² + (1 − p_o)² Σ_{i≠j} p_ij
-    (p_·i + p_j·)² − (p_o p_e − 2 p_e + p_o)²] / (n (1 − p_e)⁴), the non-null variance that
-    ``statsmodels.stats.inter_rater.cohens_kappa`` reports as ``std_kappa``.
+    The non-null variance that ``statsmodels.stats.inter_rater.cohens_kappa`` reports as
+    ``std_kappa``::
+
+        Var(κ̂) = [Σ_i p_ii ((1 − p_e) − (p_i· + p_·i)(1 − p_o))² + (1 − p_o)² Σ_{i≠j} p_ij
+                  (p_·i + p_j·)² − (p_o p_e − 2 p_e + p_o)²] / (n (1 − p_e)⁴)
 
     Examples
     --------
@@ -774,10 +776,12 @@ def gwet_ac1(table, *, alpha=0.05) -> Agreement:
 
     Notes
     -----
-    With π_k = (p_k· + p_·k)/2, chance agreement p_e = Σ_k π_k (1 − π_k)/(K − 1) and
-    AC1 = (p_a − p_e)/(1 − p_e). Variance (Gwet 2008, eq. 26 with no finite-population
-    correction): [p_a(1 − p_a) − 4(1 − AC1)(Σ_k p_kk (1 − π_k)/(K − 1) − p_a p_e)
-    + 4(1 − AC1)² (Σ_kl p_kl (1 − (π_k + π_l)/2)²/(K − 1)² − p_e²)] / (n (1 − p_e)²).
+    Definitions, and the variance (Gwet 2008, eq. 26 with no finite-population correction)::
+
+        π_k = (p_k· + p_·k)/2,  p_e = Σ_k π_k (1 − π_k)/(K − 1),  AC1 = (p_a − p_e)/(1 − p_e)
+        Var = [p_a(1 − p_a) − 4(1 − AC1)(Σ_k p_kk (1 − π_k)/(K − 1) − p_a p_e)
+               + 4(1 − AC1)² (Σ_kl p_kl (1 − (π_k + π_l)/2)²/(K − 1)² − p_e²)] / (n (1 − p_e)²)
+
     Unlike κ, AC1 stays high when both raters agree on a rare category being rare.
 
     References
