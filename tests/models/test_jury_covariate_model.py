@@ -179,7 +179,9 @@ def data():
 # which keeps `make test` within its budget; the likelihood checks above stay fast.
 @pytest.fixture(scope="module")
 def fitted(data):
-    return fit_jury_covariates(data, draws=500, tune=500, chains=2, random_seed=7)
+    fit = bj.fit(data, draws=500, tune=500, chains=2, random_seed=7)  # dispatches JuryItems
+    assert isinstance(fit, JuryCovariateFit)
+    return fit
 
 
 @pytest.mark.slow
@@ -279,6 +281,11 @@ def test_bad_input_is_refused_with_advice(data):
         fit_jury_covariates(data, draws=0)
     with pytest.raises(ValueError, match="random_seed must be a non-negative int"):
         fit_jury_covariates(data, random_seed=-1)
+    # bj.fit hands JuryItems to the covariate model and refuses the other models' options
+    with pytest.raises(ValueError, match=r"calibration='separate'.*JuryItems"):
+        bj.fit(data, calibration="separate")
+    with pytest.raises(ValueError, match=r"dependence='item'.*JuryItems"):
+        bj.fit(data, dependence="item")
 
 
 def test_config_defaults_and_unlabelled_restriction(data):

@@ -36,6 +36,7 @@ from bayesjudge.core.exact import (
 )
 from bayesjudge.data import DEFAULT_DESIGN, DIMS, CategoricalCounts, JudgeCounts
 from bayesjudge.data.jury import JuryCounts
+from bayesjudge.data.jury_items import JuryItems
 from bayesjudge.diagnostics import check_pooled_calibration, judge_diagnostics
 from bayesjudge.models.build import (
     aggregate_weights,
@@ -48,7 +49,11 @@ from bayesjudge.models.build import (
 from bayesjudge.models.categorical import CATEGORICAL_FORMAT, fit_categorical, load_categorical
 from bayesjudge.models.item_effect import item_effect_config
 from bayesjudge.models.jury import JURY_FORMAT, fit_jury, load_jury
-from bayesjudge.models.jury_covariates import JURY_COVARIATES_FORMAT, load_jury_covariates
+from bayesjudge.models.jury_covariates import (
+    JURY_COVARIATES_FORMAT,
+    fit_jury_covariates,
+    load_jury_covariates,
+)
 from bayesjudge.models.priors import Priors
 from bayesjudge.models.storage import DIGEST_ATTR, content_digest
 from bayesjudge.plots import plot_ppc
@@ -440,7 +445,10 @@ def fit(
     (:class:`~bayesjudge.data.jury.JuryCounts`) are handed to
     :func:`bayesjudge.models.jury.fit_jury` (``calibration`` default ``"shared"``,
     ``pool_judges=``, ``dependence=``, ``judge_better_than_chance=True`` or automatic),
-    which returns a ``JuryFit``.
+    which returns a ``JuryFit``; verdict rows with covariates
+    (:class:`~bayesjudge.data.jury_items.JuryItems`) to
+    :func:`bayesjudge.models.jury_covariates.fit_jury_covariates` (``pool_judges=``),
+    which returns a ``JuryCovariateFit``.
 
     The labelling design of the counts (:attr:`JudgeCounts.design`) is part of the model:
     under ``"random"`` the truth counts of the labelled items, m1 ~ Binomial(m0 + m1, θ),
@@ -569,6 +577,18 @@ def fit(
     >>> result.compare  # doctest: +ELLIPSIS
     <bound method Fit.compare of <bayesjudge.Fit calibration='separate' systems=1 ...>>
     """
+    if isinstance(counts, JuryItems):  # verdict rows with covariates: the covariate model
+        _check_jury_options(
+            pool_over=pool_over, aggregate=aggregate, paired=paired, sampler=sampler,
+            method=method, estimand=estimand, confusion=confusion, scores=scores,
+            calibration=calibration, dependence=dependence,
+        )  # fmt: skip
+        return fit_jury_covariates(
+            counts, pool_judges=pool_judges, priors=priors, draws=draws, tune=tune,
+            judge_better_than_chance=True if judge_better_than_chance else None,
+            chains=chains, random_seed=random_seed, target_accept=target_accept,
+            progressbar=progressbar,
+        )  # fmt: skip
     if isinstance(counts, JuryCounts):
         _check_jury_options(
             pool_over=pool_over, aggregate=aggregate, paired=paired, sampler=sampler,
@@ -2111,12 +2131,14 @@ def _check_jury_options(**given) -> None:
     """Refuse the single-judge options of ``fit`` for jury counts, naming them."""
     defaults = {"pool_over": None, "aggregate": "auto", "paired": None, "sampler": "nutpie",
                 "method": "mcmc", "estimand": "population", "confusion": "free",
-                "scores": None}  # fmt: skip
+                "scores": None, "calibration": None, "dependence": None}  # fmt: skip
     changed = {name: value for name, value in given.items() if value != defaults[name]}
     if changed:
         shown = ", ".join(f"{name}={value!r}" for name, value in changed.items())
         raise ValueError(
-            f"{shown}: not available for several judges' verdict patterns (JuryCounts), which "
-            "are fitted by NUTS (nutpie) with the population estimand. Drop these options; see "
-            "bayesjudge.models.jury.fit_jury."
+            f"{shown}: not available for several judges' verdicts (JuryCounts, JuryItems), "
+            "which are fitted by NUTS (nutpie) with the population estimand; JuryItems (the "
+            "covariate model) has one set of coefficients per judge for all groups. Drop these "
+            "options; see bayesjudge.models.jury.fit_jury and "
+            "bayesjudge.models.jury_covariates.fit_jury_covariates."
         )
