@@ -237,9 +237,11 @@ def test_from_frames_refuses_repeats_strata_and_label_clashes():
         JuryCounts.from_frames(base, judges="rater", item="item")
     with pytest.raises(ValueError, match="missing or empty"):
         JuryCounts.from_frames(base.assign(item=[1, None, 2]), judges="grader", item="item")
+    with pytest.raises(ValueError, match="K-category verdicts of several judges"):
+        JuryCounts.from_frames(base.assign(judge=["A", "tie", "B"]), judges="grader", item="item")
     with pytest.raises(ValueError, match="not recognised"):
         JuryCounts.from_frames(
-            base.assign(judge=["yes", "maybe", "no"]), judges="grader", item="item"
+            base.assign(judge=["yes", "maybe", "yes"]), judges="grader", item="item"
         )
 
 

@@ -26,7 +26,7 @@ from bayesjudge.data._common import (
     plain_value,
     sorted_labels,
 )
-from bayesjudge.data.labels import check_positive_held, classify, normalise
+from bayesjudge.data.labels import binary_classes, check_positive_held, classify, normalise
 from bayesjudge.data.reading import as_frame
 from bayesjudge.warnings import DesignWarning, MissingLabelWarning
 
@@ -110,6 +110,15 @@ def _verdict_codes(rows: _Rows, column: str, positive) -> tuple[np.ndarray, Any]
     normal = [normalise(v) for v in rows.columns["judge"]]
     distinct = Counter(v for v in normal if v is not None)
     pos = positive.get(column) if isinstance(positive, Mapping) else positive
+    if pos is None and binary_classes({v: v for v in distinct}) > 2:
+        raise ValueError(
+            f"Column {column!r} of the {rows.where} holds more than two kinds of verdicts "
+            f"({_shown(list(distinct))}). Several judges' verdicts are read as correct/"
+            f"incorrect; K-category verdicts of several judges (ties, grades) are not supported "
+            f"yet. Map them to correct/incorrect first, pass positive=<the value meaning "
+            f"correct> if there are only two, or analyse one judge at a time with "
+            f"CategoricalCounts."
+        )
     mapping, use = classify(distinct, column, rows.where, pos)
     codes = np.array([-1 if v is None else mapping[v] for v in normal], dtype=np.int64)
     return codes, use
