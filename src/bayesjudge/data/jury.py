@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import xarray as xr
 
-from bayesjudge.core._validation import check_design
+from bayesjudge.core._validation import as_count, check_design
 from bayesjudge.data._common import (
     DEFAULT_DESIGN,
     DEFAULT_LABEL,
@@ -102,21 +102,11 @@ def _verdict_matrix(patterns, n_judges: int | None) -> np.ndarray:
 
 
 def _check_count_array(name: str, values, shape: tuple[int, ...]) -> np.ndarray:
+    """Validate counts with the core's rule (:func:`as_count`) and their shape; int64 out."""
     arr = np.asarray(values)
     if arr.shape != shape:
         raise ValueError(f"{name} must have shape {shape}; got {arr.shape}.")
-    if arr.dtype == bool or arr.dtype.kind not in "iuf":
-        raise ValueError(f"{name} must hold whole numbers of items; got dtype {arr.dtype}.")
-    with np.errstate(invalid="ignore"):
-        bad = ~np.isfinite(arr) | (arr < 0) | (arr != np.round(arr))
-    if bad.any():
-        raise ValueError(
-            f"{name} must hold non-negative whole numbers of items; got "
-            f"{sorted({plain_value(v) for v in arr[bad].ravel()[:5]}, key=str)}."
-        )
-    if arr.size and np.max(arr) > 2**53:
-        raise ValueError(f"{name} holds counts above 2**53, which floats cannot represent.")
-    return arr.astype(np.int64)
+    return as_count(name, arr).astype(np.int64)
 
 
 class JuryCounts:

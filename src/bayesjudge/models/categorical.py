@@ -29,10 +29,7 @@ confusions through nutpie's compile of the model's graph.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import logging
 import math
 import os
 import warnings
@@ -54,11 +51,22 @@ from bayesjudge._progress import show_progress
 from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
 from bayesjudge.categorical_estimate import score_vector
-from bayesjudge.core._validation import check_open_unit, is_seed
+from bayesjudge.core._validation import check_open_unit
 from bayesjudge.core.categorical_posterior import THETA_PRIOR, default_confusion_prior
 from bayesjudge.data import DIMS, CategoricalCounts, JudgeCounts
 from bayesjudge.models import categorical_numba
 from bayesjudge.models.confusion_structures import ordinal_confusion, symmetric_preference_confusion
+from bayesjudge.models.sampling import (
+    ESS_MIN,
+    RHAT_MAX,
+    check_int,
+    check_seed,
+    config_hash,
+    eti,
+    quiet_pymc,
+    sampler_seed,
+    varies,
+)
 from bayesjudge.models.storage import DIGEST_ATTR, content_digest
 from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning, SmallSampleWarning
@@ -95,11 +103,8 @@ REPORTED = (
     "error_logit_mean",
     "error_logit_scale",
 )
-RHAT_MAX = 1.01
-ESS_MIN = 400
 #: The ``format`` attr of a saved K-category fit (:func:`bayesjudge.load` dispatches on it).
 CATEGORICAL_FORMAT = "bayesjudge-categorical-fit-1"
-_SEED_LIMIT = 2**64
 # Compiled nutpie models keyed by model structure (see models/fit.py: the same idea).
 _COMPILED: OrderedDict[str, object] = OrderedDict()
 _COMPILED_MAX = 8
@@ -739,43 +744,6 @@ def _warn_uncalibrated(arrays: _Arrays, config: dict) -> None:
 # ----------------------------------------------------------------------------- sampling
 
 
-@contextlib.contextmanager
-def _quiet_pymc():
-    """Silence PyMC's INFO lines ("Sampling: [...]")."""
-    logger = logging.getLogger("pymc")
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def _check_seed(random_seed) -> int:
-    """Return the seed as an int (drawn when None, so that it can be stored)."""
-    if random_seed is None:
-        return int(np.random.SeedSequence().generate_state(1)[0])
-    if not is_seed(random_seed):
-        raise ValueError(
-            f"random_seed must be a non-negative int or None; got {random_seed!r} "
-            f"({type(random_seed).__name__})."
-        )
-    return int(random_seed)
-
-
-def _sampler_seed(seed: int) -> int:
-    """Return a seed below 2**64 (what nutpie and PyMC accept), deterministically."""
-    if seed < _SEED_LIMIT:
-        return int(seed)
-    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
-
-
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
-    return int(value)
-
-
 def _structure_key(arrays: _Arrays, config: dict) -> str:
     # repr, not str: labels 1 and "1" must not share a compiled model (its coords).
     key = {
@@ -862,7 +830,7 @@ def _sample(compiled, *, draws, tune, chains, seed, target_accept, progress) -> 
         tune=tune,
         chains=chains,
         cores=min(chains, os.cpu_count() or 1),
-        seed=_sampler_seed(seed),
+        seed=sampler_seed(seed),
         target_accept=target_accept,
         progress_bar=progress,
         save_warmup=False,
@@ -955,10 +923,10 @@ def fit_categorical(
     """
     config = categorical_model_config(counts, calibration, pool_over, confusion, priors, scores)
     settings = {
-        "draws": _check_int("draws", draws, 1),
-        "tune": _check_int("tune", tune, 0),
-        "chains": _check_int("chains", chains, 1),
-        "random_seed": _check_seed(random_seed),
+        "draws": check_int("draws", draws, 1),
+        "tune": check_int("tune", tune, 0),
+        "chains": check_int("chains", chains, 1),
+        "random_seed": check_seed(random_seed),
     }
     if target_accept is None:
         target_accept = 0.99 if calibration == "hierarchical" else 0.9
@@ -1014,20 +982,20 @@ def prior_predictive_categorical(
     [80, 80, 80]
     """
     config = categorical_model_config(counts, calibration, pool_over, confusion, priors, scores)
-    _check_int("draws", draws, 1)
-    seed = _check_seed(random_seed)
+    check_int("draws", draws, 1)
+    seed = check_seed(random_seed)
     arrays = _arrays(counts, config["calibration"], config["pool_over"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", BayesJudgeWarning)  # no data yet: nothing to warn on
         model = build_categorical_from_config(counts, config)
     names = [v for v in OBSERVED if v in model.named_vars]
-    with _quiet_pymc():
+    with quiet_pymc():
         # Forward draws through PyTensor's Python mode: no numba compile (minutes under
         # load for a one-off draw), and the same random graph.
         tree = pm.sample_prior_predictive(
             draws=int(draws),
             model=model,
-            random_seed=_sampler_seed(seed),
+            random_seed=sampler_seed(seed),
             compile_kwargs={"mode": "FAST_COMPILE"},
         )
     out = xr.DataTree.from_dict(
@@ -1043,19 +1011,6 @@ def prior_predictive_categorical(
 
 
 # ----------------------------------------------------------------------------- results
-
-
-def _config_hash(config: dict) -> str:
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _interval(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
-    q = draws.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=("chain", "draw"))
-    return q.rename(quantile="ci_bound").assign_coords(ci_bound=["lower", "upper"])
-
-
-def _varies(draws: xr.DataArray) -> bool:
-    return bool((draws.max(("chain", "draw")) > draws.min(("chain", "draw"))).any())
 
 
 def _mid_p(replicated: xr.DataArray, observed: xr.DataArray) -> xr.DataArray:
@@ -1118,7 +1073,7 @@ class CategoricalFit:
             {
                 "bayesjudge_version": __version__,
                 "bayesjudge_config": json.dumps(self.config, sort_keys=True),
-                "bayesjudge_config_hash": _config_hash(self.config),
+                "bayesjudge_config_hash": config_hash(self.config),
                 "random_seed": self.config["random_seed"]
                 if self.config["random_seed"] < 2**63
                 else str(self.config["random_seed"]),
@@ -1220,7 +1175,7 @@ class CategoricalFit:
     def diagnostics(self) -> dict:
         """Divergences, the largest r_hat and the smallest bulk/tail ESS of the parameters."""
         post = self.posterior[[v for v in REPORTED if v in self.posterior.data_vars]]
-        varying = [v for v in post.data_vars if _varies(post[v])]
+        varying = [v for v in post.data_vars if varies(post[v])]
         diverging = self.tree["sample_stats"].dataset["diverging"]
         out = {"divergences": int(diverging.sum()), "draws": int(diverging.size), "worst": {}}
         for key, stat in (
@@ -1303,7 +1258,7 @@ class CategoricalFit:
             out[name] = draws.mean(sample)
             out[f"{name}_sd"] = draws.std(sample, ddof=1)
             out[f"{name}_median"] = draws.median(sample)
-            out[f"{name}_ci"] = _interval(draws, ci_prob)
+            out[f"{name}_ci"] = eti(draws, ci_prob)
             out[f"{name}_r_hat"] = az.rhat(single)[name]
             out[f"{name}_ess_bulk"] = az.ess(single, method="bulk")[name]
         used = scores if scores is not None else self.config.get("scores")
@@ -1365,7 +1320,7 @@ class CategoricalFit:
                 "mean": diff.mean(sample),
                 "median": diff.median(sample),
                 "sd": diff.std(sample, ddof=1),
-                "ci": _interval(diff, ci_prob),
+                "ci": eti(diff, ci_prob),
                 "prob_greater": (diff > 0).mean(sample),
             },
             attrs={
@@ -1394,7 +1349,7 @@ class CategoricalFit:
         CategoricalPosteriorPredictiveCheck
             Per-cell mid-p values and per-group chi-square discrepancy tail probabilities.
         """
-        seed = _check_seed(random_seed)
+        seed = check_seed(random_seed)
         rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(2,)))
         observed = self.tree["observed_data"].dataset
         post = self.posterior
@@ -1501,7 +1456,7 @@ def load_categorical(path) -> CategoricalFit:
         config = json.loads(tree.attrs["bayesjudge_config"])
     except (TypeError, ValueError):
         config = None
-    if not isinstance(config, dict) or _config_hash(config) != tree.attrs.get(
+    if not isinstance(config, dict) or config_hash(config) != tree.attrs.get(
         "bayesjudge_config_hash"
     ):
         raise ValueError(

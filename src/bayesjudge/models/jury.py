@@ -9,10 +9,7 @@ is ``models/jury.md``; :func:`fit_jury` fits it with nutpie and returns a :class
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import logging
 import os
 import warnings
 from collections import OrderedDict
@@ -32,13 +29,23 @@ from bayesjudge._io import atomic_path, check_output_file
 from bayesjudge._progress import show_progress
 from bayesjudge._text import pair_label
 from bayesjudge._version import __version__
-from bayesjudge.core._validation import check_open_unit, is_seed
+from bayesjudge.core._validation import check_open_unit
 from bayesjudge.data import DIMS
 from bayesjudge.data.jury import JUDGE, JURY_PATTERN, TRUTH, JuryCounts
 from bayesjudge.models.priors import Priors
+from bayesjudge.models.sampling import (
+    check_int,
+    check_seed,
+    config_hash,
+    eti,
+    quiet_pymc,
+    sampler_seed,
+    sampling_diagnostics,
+    warn_sampling,
+)
 from bayesjudge.models.storage import DIGEST_ATTR, content_digest
 from bayesjudge.report.jury import build_jury_report
-from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
+from bayesjudge.warnings import BayesJudgeWarning
 
 __all__ = [
     "DEPENDENCES",
@@ -67,11 +74,8 @@ ITEM_EFFECT_SCALE = 1.0
 JURY_FORMAT = "bayesjudge-jury-fit-1"
 # Variables summarised and checked for convergence, when present.
 REPORTED = ("theta", "q0", "q1", "youden", "item_effect")
-RHAT_MAX = 1.01
-ESS_MIN = 400
 #: Family-wise level of the agreement check's flag (Bonferroni over the judge pairs).
 PPC_ALPHA = 0.05
-_SEED_LIMIT = 2**64
 TEST_DIMS = (*DIMS, JURY_PATTERN)
 LABELLED_DIMS = (*DIMS, TRUTH, JURY_PATTERN)
 
@@ -488,43 +492,6 @@ def pattern_log_probabilities(
 # ------------------------------------------------------------------------------- fitting
 
 
-@contextlib.contextmanager
-def _quiet_pymc():
-    """Silence PyMC's INFO lines."""
-    logger = logging.getLogger("pymc")
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def _check_seed(random_seed) -> int:
-    """Return the seed as an int (drawn when None, so that it can be stored)."""
-    if random_seed is None:
-        return int(np.random.SeedSequence().generate_state(1)[0])
-    if not is_seed(random_seed):
-        raise ValueError(
-            f"random_seed must be a non-negative int or None; got {random_seed!r} "
-            f"({type(random_seed).__name__})."
-        )
-    return int(random_seed)
-
-
-def _sampler_seed(seed: int) -> int:
-    """Return a seed below 2**64 (what nutpie accepts), deterministically."""
-    if seed < _SEED_LIMIT:
-        return int(seed)
-    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
-
-
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
-    return int(value)
-
-
 def _structure_key(counts: JuryCounts, config: dict) -> str:
     # repr, not str: labels 1 and "1" must not share a compiled model (its coords).
     key = {
@@ -544,7 +511,7 @@ def _compile(model: pm.Model, counts: JuryCounts, config: dict):
     key = _structure_key(counts, config)
     compiled = _COMPILED.get(key)
     if compiled is None:
-        with _quiet_pymc():
+        with quiet_pymc():
             compiled = nutpie.compile_pymc_model(
                 model, initial_points=_initial_points(model, config) or None
             )
@@ -566,7 +533,7 @@ def _sample(compiled, settings: dict, progress: bool) -> xr.DataTree:
         tune=settings["tune"],
         chains=chains,
         cores=min(chains, os.cpu_count() or 1),
-        seed=_sampler_seed(settings["random_seed"]),
+        seed=sampler_seed(settings["random_seed"]),
         target_accept=settings["target_accept"],
         progress_bar=progress,
         save_warmup=False,
@@ -681,10 +648,10 @@ def fit_jury(
     )
     funnel = calibration == "hierarchical" or config["pool_judges"]
     settings = {
-        "draws": _check_int("draws", draws, 1),
-        "tune": _check_int("tune", tune, 0),
-        "chains": _check_int("chains", chains, 1),
-        "random_seed": _check_seed(random_seed),
+        "draws": check_int("draws", draws, 1),
+        "tune": check_int("tune", tune, 0),
+        "chains": check_int("chains", chains, 1),
+        "random_seed": check_seed(random_seed),
         "target_accept": check_open_unit(
             "target_accept", (0.99 if funnel else 0.9) if target_accept is None else target_accept,
             "e.g. 0.9",
@@ -1002,19 +969,6 @@ def _pooled(observed: xr.DataArray, replicated: xr.DataArray) -> xr.Dataset:
 # ------------------------------------------------------------------------------ the result
 
 
-def _config_hash(config: dict) -> str:
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _interval(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
-    q = draws.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=("chain", "draw"))
-    return q.rename(quantile="ci_bound").assign_coords(ci_bound=["lower", "upper"])
-
-
-def _varies(draws: xr.DataArray) -> bool:
-    return bool((draws.max(("chain", "draw")) > draws.min(("chain", "draw"))).any())
-
-
 _MODEL_KEYS = (
     "kind",
     "calibration",
@@ -1050,7 +1004,7 @@ class JuryFit:
             {
                 "bayesjudge_version": __version__,
                 "bayesjudge_config": json.dumps(self.config, sort_keys=True),
-                "bayesjudge_config_hash": _config_hash(self.config),
+                "bayesjudge_config_hash": config_hash(self.config),
                 "random_seed": seed if seed < 2**63 else str(seed),
                 "calibration": self.config["calibration"],
                 "dependence": str(self.config["dependence"]),
@@ -1118,53 +1072,17 @@ class JuryFit:
 
     def diagnostics(self) -> dict:
         """Divergences, the largest r_hat and the smallest bulk/tail ESS of the parameters."""
-        post = self.posterior[self._reported()]
-        varying = [v for v in post.data_vars if _varies(post[v])]
-        diverging = self.tree["sample_stats"].dataset["diverging"]
-        out = {"divergences": int(diverging.sum()), "draws": int(diverging.size), "worst": {}}
-        for key, stat in (
-            ("r_hat_max", az.rhat(post[varying])),
-            ("ess_bulk_min", az.ess(post[varying], method="bulk")),
-            ("ess_tail_min", az.ess(post[varying], method="tail")),
-        ):
-            values = {
-                v: float(stat[v].max() if key == "r_hat_max" else stat[v].min()) for v in varying
-            }
-            name = (max if key == "r_hat_max" else min)(values, key=values.get)
-            out[key], out["worst"][key] = values[name], name
-        return out
+        return sampling_diagnostics(
+            self.posterior[self._reported()], self.tree["sample_stats"].dataset
+        )
 
     def check_sampling(self, stacklevel: int = 2) -> dict:
         """Warn (:class:`ConvergenceWarning`) with numbers and advice on bad diagnostics."""
-        d = self.diagnostics()
-        problems = []
-        if d["divergences"]:
-            higher = 0.995 if self.config["target_accept"] >= 0.99 else 0.99
-            problems.append(
-                f"{d['divergences']} of {d['draws']} draws diverged (the draws may be biased); "
-                f"refit with target_accept={higher}"
-            )
-        if d["r_hat_max"] > RHAT_MAX:
-            problems.append(
-                f"r_hat = {d['r_hat_max']:.3f} > {RHAT_MAX} for {d['worst']['r_hat_max']!r} "
-                f"(the chains disagree): run more tune and draws; without enough labelled "
-                f"items the chains may sit in different latent classes (label switching): "
-                f"label items, or use judge_better_than_chance=True"
-            )
-        for key, label in (("ess_bulk_min", "bulk"), ("ess_tail_min", "tail")):
-            if d[key] < ESS_MIN:
-                problems.append(
-                    f"{label} ESS = {d[key]:.0f} < {ESS_MIN} for {d['worst'][key]!r}; raise "
-                    f"draws (now {self.config['draws']} per chain × {self.config['chains']} "
-                    f"chains)"
-                )
-        if problems:
-            warnings.warn(
-                "Sampler diagnostics: " + "; ".join(problems) + ".",
-                ConvergenceWarning,
-                stacklevel=stacklevel + 1,
-            )
-        return d
+        advice = (
+            "without enough labelled items the chains may sit in different latent classes "
+            "(label switching): label items, or use judge_better_than_chance=True"
+        )
+        return warn_sampling(self.diagnostics(), self.config, advice, stacklevel + 1)
 
     # ------------------------------------------------------------ summaries
 
@@ -1194,7 +1112,7 @@ class JuryFit:
             out[name] = draws.mean(sample)
             out[f"{name}_sd"] = draws.std(sample, ddof=1)
             out[f"{name}_median"] = draws.median(sample)
-            out[f"{name}_ci"] = _interval(draws, ci_prob)
+            out[f"{name}_ci"] = eti(draws, ci_prob)
             out[f"{name}_r_hat"] = az.rhat(single)[name]
             out[f"{name}_ess_bulk"] = az.ess(single, method="bulk")[name]
         attrs = {
@@ -1240,7 +1158,7 @@ class JuryFit:
                 "mean": diff.mean(sample),
                 "median": diff.median(sample),
                 "sd": diff.std(sample, ddof=1),
-                "ci": _interval(diff, ci_prob),
+                "ci": eti(diff, ci_prob),
                 "prob_greater": (diff > 0).mean(sample),
             },
             attrs={"ci_kind": "eti", "ci_prob": ci_prob, "var": "theta", "dim": dim},
@@ -1262,7 +1180,7 @@ class JuryFit:
         -------
         JuryPosteriorPredictiveCheck
         """
-        seed = _check_seed(random_seed)
+        seed = check_seed(random_seed)
         step = self.config.get("quadrature_step") or QUADRATURE_STEP
         return _agreement_check(self.posterior, self.counts, random_seed=seed, step=step)
 
@@ -1325,7 +1243,7 @@ def load_jury(path) -> JuryFit:
         config = json.loads(tree.attrs["bayesjudge_config"])
     except (TypeError, ValueError):
         config = None
-    if not isinstance(config, dict) or _config_hash(config) != tree.attrs.get(
+    if not isinstance(config, dict) or config_hash(config) != tree.attrs.get(
         "bayesjudge_config_hash"
     ):
         raise ValueError(

@@ -14,10 +14,7 @@ and returns a :class:`JuryCovariateFit`.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import json
-import logging
 import os
 import warnings
 from collections import OrderedDict
@@ -33,14 +30,24 @@ from scipy.special import expit
 from bayesjudge._io import atomic_path, check_output_file
 from bayesjudge._progress import show_progress
 from bayesjudge._version import __version__
-from bayesjudge.core._validation import check_open_unit, is_seed
+from bayesjudge.core._validation import check_open_unit
 from bayesjudge.core.jury_covariates import covariate_levels
 from bayesjudge.data import DIMS
 from bayesjudge.data.jury import JUDGE
 from bayesjudge.data.jury_items import COVARIATE, ITEM, ROW, JuryItems
 from bayesjudge.models.priors import Priors
+from bayesjudge.models.sampling import (
+    check_int,
+    check_seed,
+    config_hash,
+    eti,
+    quiet_pymc,
+    sampler_seed,
+    sampling_diagnostics,
+    warn_sampling,
+)
 from bayesjudge.models.storage import DIGEST_ATTR, content_digest
-from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
+from bayesjudge.warnings import BayesJudgeWarning
 
 __all__ = [
     "JURY_COVARIATES_FORMAT",
@@ -63,10 +70,7 @@ SLOPE_POOL_SCALE = 0.5
 JURY_COVARIATES_FORMAT = "bayesjudge-jury-covariates-fit-1"
 TRUTH = "truth"
 TERM = "term"
-RHAT_MAX = 1.01
-ESS_MIN = 400
 REPORTED = ("theta", "coef")
-_SEED_LIMIT = 2**64
 _COMPILED: OrderedDict[str, object] = OrderedDict()
 _COMPILED_MAX = 8
 _MODEL_KEYS = ("kind", "pool_judges", "priors", "judge_better_than_chance", "design",
@@ -348,34 +352,6 @@ def build_jury_covariate_model(
 # ------------------------------------------------------------------------------- fitting
 
 
-@contextlib.contextmanager
-def _quiet_pymc():
-    logger = logging.getLogger("pymc")
-    level = logger.level
-    logger.setLevel(logging.WARNING)
-    try:
-        yield
-    finally:
-        logger.setLevel(level)
-
-
-def _check_seed(random_seed) -> int:
-    if random_seed is None:
-        return int(np.random.SeedSequence().generate_state(1)[0])
-    if not is_seed(random_seed):
-        raise ValueError(
-            f"random_seed must be a non-negative int or None; got {random_seed!r} "
-            f"({type(random_seed).__name__})."
-        )
-    return int(random_seed)
-
-
-def _check_int(name: str, value, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
-    return int(value)
-
-
 def _initial_points(model: pm.Model, config: dict) -> dict[str, np.ndarray]:
     """Start every judge at q0 = q1 ≈ 0.82 at the mean item: inside q0 + q1 > 1, labelled mode."""
     if not config["judge_better_than_chance"]:
@@ -398,7 +374,7 @@ def _compile(model: pm.Model, items: JuryItems, config: dict):
     )
     compiled = _COMPILED.get(key)
     if compiled is None:
-        with _quiet_pymc():
+        with quiet_pymc():
             compiled = nutpie.compile_pymc_model(
                 model, initial_points=_initial_points(model, config) or None
             )
@@ -421,8 +397,7 @@ def _sample(compiled, settings: dict, progress: bool) -> xr.DataTree:
         tune=settings["tune"],
         chains=chains,
         cores=min(chains, os.cpu_count() or 1),
-        seed=seed if seed < _SEED_LIMIT else int(np.random.SeedSequence(seed).generate_state(
-            1, np.uint64)[0]),
+        seed=sampler_seed(seed),
         target_accept=settings["target_accept"],
         progress_bar=progress,
         save_warmup=False,
@@ -498,10 +473,10 @@ def fit_jury_covariates(
     """
     config = jury_covariate_config(items, pool_judges, priors, judge_better_than_chance)
     settings = {
-        "draws": _check_int("draws", draws, 1),
-        "tune": _check_int("tune", tune, 0),
-        "chains": _check_int("chains", chains, 1),
-        "random_seed": _check_seed(random_seed),
+        "draws": check_int("draws", draws, 1),
+        "tune": check_int("tune", tune, 0),
+        "chains": check_int("chains", chains, 1),
+        "random_seed": check_seed(random_seed),
         "target_accept": check_open_unit(
             "target_accept",
             (0.99 if config["pool_judges"] else 0.9) if target_accept is None else target_accept,
@@ -528,19 +503,6 @@ def fit_jury_covariates(
 # ------------------------------------------------------------------------------ the result
 
 
-def _config_hash(config: dict) -> str:
-    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _interval(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
-    q = draws.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=("chain", "draw"))
-    return q.rename(quantile="ci_bound").assign_coords(ci_bound=["lower", "upper"])
-
-
-def _varies(draws: xr.DataArray) -> bool:
-    return bool((draws.max(("chain", "draw")) > draws.min(("chain", "draw"))).any())
-
-
 class JuryCovariateFit:
     """A fitted covariate model: the posterior as an :class:`xarray.DataTree` and its config.
 
@@ -562,7 +524,7 @@ class JuryCovariateFit:
             {
                 "bayesjudge_version": __version__,
                 "bayesjudge_config": json.dumps(self.config, sort_keys=True),
-                "bayesjudge_config_hash": _config_hash(self.config),
+                "bayesjudge_config_hash": config_hash(self.config),
                 "random_seed": seed if seed < 2**63 else str(seed),
                 "design": self.config["design"],
             }
@@ -596,52 +558,17 @@ class JuryCovariateFit:
 
     def diagnostics(self) -> dict:
         """Divergences, the largest r_hat and the smallest bulk/tail ESS of θ and coef."""
-        post = self.posterior[list(REPORTED)]
-        varying = [v for v in post.data_vars if _varies(post[v])]
-        diverging = self.tree["sample_stats"].dataset["diverging"]
-        out = {"divergences": int(diverging.sum()), "draws": int(diverging.size), "worst": {}}
-        for key, stat in (
-            ("r_hat_max", az.rhat(post[varying])),
-            ("ess_bulk_min", az.ess(post[varying], method="bulk")),
-            ("ess_tail_min", az.ess(post[varying], method="tail")),
-        ):
-            values = {
-                v: float(stat[v].max() if key == "r_hat_max" else stat[v].min()) for v in varying
-            }
-            name = (max if key == "r_hat_max" else min)(values, key=values.get)
-            out[key], out["worst"][key] = values[name], name
-        return out
+        return sampling_diagnostics(
+            self.posterior[list(REPORTED)], self.tree["sample_stats"].dataset
+        )
 
     def check_sampling(self, stacklevel: int = 2) -> dict:
         """Warn (:class:`ConvergenceWarning`) with numbers and advice on bad diagnostics."""
-        d = self.diagnostics()
-        problems = []
-        if d["divergences"]:
-            higher = 0.995 if self.config["target_accept"] >= 0.99 else 0.99
-            problems.append(
-                f"{d['divergences']} of {d['draws']} draws diverged (the draws may be biased); "
-                f"refit with target_accept={higher}"
-            )
-        if d["r_hat_max"] > RHAT_MAX:
-            problems.append(
-                f"r_hat = {d['r_hat_max']:.3f} > {RHAT_MAX} for {d['worst']['r_hat_max']!r} "
-                f"(the chains disagree): run more tune and draws; without enough labelled "
-                f"items the chains may sit in different latent classes: label items"
-            )
-        for key, label in (("ess_bulk_min", "bulk"), ("ess_tail_min", "tail")):
-            if d[key] < ESS_MIN:
-                problems.append(
-                    f"{label} ESS = {d[key]:.0f} < {ESS_MIN} for {d['worst'][key]!r}; raise "
-                    f"draws (now {self.config['draws']} per chain × {self.config['chains']} "
-                    f"chains)"
-                )
-        if problems:
-            warnings.warn(
-                "Sampler diagnostics: " + "; ".join(problems) + ".",
-                ConvergenceWarning,
-                stacklevel=stacklevel + 1,
-            )
-        return d
+        advice = (
+            "without enough labelled items the chains may sit in different latent classes: "
+            "label items"
+        )
+        return warn_sampling(self.diagnostics(), self.config, advice, stacklevel + 1)
 
     def q_draws(self) -> xr.Dataset:
         """Draws of every judge's q0, q1 at each covariate's low and high raw value.
@@ -703,14 +630,14 @@ class JuryCovariateFit:
             single = draws.to_dataset(name=name)
             out[name] = draws.mean(sample)
             out[f"{name}_sd"] = draws.std(sample, ddof=1)
-            out[f"{name}_ci"] = _interval(draws, ci_prob)
+            out[f"{name}_ci"] = eti(draws, ci_prob)
             out[f"{name}_r_hat"] = az.rhat(single)[name]
             out[f"{name}_ess_bulk"] = az.ess(single, method="bulk")[name]
         q = self.q_draws()
         for name in ("q0", "q1"):
             out[name] = q[name].mean(sample)
             out[f"{name}_sd"] = q[name].std(sample, ddof=1)
-            out[f"{name}_ci"] = _interval(q[name], ci_prob)
+            out[f"{name}_ci"] = eti(q[name], ci_prob)
         out["covariate_low"], out["covariate_high"] = q["covariate_low"], q["covariate_high"]
         attrs = {
             "ci_kind": "eti",
@@ -778,7 +705,7 @@ def load_jury_covariates(path) -> JuryCovariateFit:
         config = json.loads(tree.attrs["bayesjudge_config"])
     except (KeyError, TypeError, ValueError):
         config = None
-    if not isinstance(config, dict) or _config_hash(config) != tree.attrs.get(
+    if not isinstance(config, dict) or config_hash(config) != tree.attrs.get(
         "bayesjudge_config_hash"
     ):
         raise ValueError(

@@ -1,0 +1,147 @@
+"""What every NUTS fit of the models shares: seeds, quiet PyMC, intervals of draws, diagnostics.
+
+The K-category fit (:mod:`.categorical`), the jury fits (:mod:`.jury`,
+:mod:`.jury_covariates`) use these; one rule for r_hat and ESS, one seed policy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import logging
+import warnings
+
+import arviz as az
+import numpy as np
+import xarray as xr
+
+from bayesjudge.core._validation import is_seed
+from bayesjudge.warnings import ConvergenceWarning
+
+__all__ = [
+    "ESS_MIN",
+    "RHAT_MAX",
+    "SEED_LIMIT",
+    "check_int",
+    "check_seed",
+    "config_hash",
+    "eti",
+    "quiet_pymc",
+    "sampler_seed",
+    "sampling_diagnostics",
+    "varies",
+    "warn_sampling",
+]
+
+#: Largest acceptable split r_hat, smallest acceptable bulk/tail ESS (as the binary fits).
+RHAT_MAX = 1.01
+ESS_MIN = 400
+#: nutpie takes seeds below 2**64.
+SEED_LIMIT = 2**64
+
+
+@contextlib.contextmanager
+def quiet_pymc():
+    """Silence PyMC's INFO lines ("Sampling: [...]")."""
+    logger = logging.getLogger("pymc")
+    level = logger.level
+    logger.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def check_seed(random_seed) -> int:
+    """Return the seed as an int (drawn when None, so that it can be stored)."""
+    if random_seed is None:
+        return int(np.random.SeedSequence().generate_state(1)[0])
+    if not is_seed(random_seed):
+        raise ValueError(
+            f"random_seed must be a non-negative int or None; got {random_seed!r} "
+            f"({type(random_seed).__name__})."
+        )
+    return int(random_seed)
+
+
+def sampler_seed(seed: int) -> int:
+    """Return a seed below 2**64 (what nutpie and PyMC accept), deterministically."""
+    if seed < SEED_LIMIT:
+        return int(seed)
+    return int(np.random.SeedSequence(seed).generate_state(1, np.uint64)[0])
+
+
+def check_int(name: str, value, low: int) -> int:
+    """Return ``value`` as an int after checking it is a whole number >= ``low``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}; got {value!r}.")
+    return int(value)
+
+
+def config_hash(config: dict) -> str:
+    """Short SHA-256 of a JSON-serialisable config (stored with a saved fit)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def eti(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
+    """Equal-tailed interval over (chain, draw), dim ``ci_bound`` = ["lower", "upper"]."""
+    q = draws.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=("chain", "draw"))
+    return q.rename(quantile="ci_bound").assign_coords(ci_bound=["lower", "upper"])
+
+
+def varies(draws: xr.DataArray) -> bool:
+    """Whether any element of the draws moves (r_hat and ESS of a constant are undefined)."""
+    return bool((draws.max(("chain", "draw")) > draws.min(("chain", "draw"))).any())
+
+
+def sampling_diagnostics(posterior: xr.Dataset, sample_stats: xr.Dataset) -> dict:
+    """Divergences, the largest r_hat and the smallest bulk/tail ESS of ``posterior``'s vars.
+
+    ``worst`` names the variable of each extreme.
+    """
+    moving = [v for v in posterior.data_vars if varies(posterior[v])]
+    diverging = sample_stats["diverging"]
+    out = {"divergences": int(diverging.sum()), "draws": int(diverging.size), "worst": {}}
+    for key, stat in (
+        ("r_hat_max", az.rhat(posterior[moving])),
+        ("ess_bulk_min", az.ess(posterior[moving], method="bulk")),
+        ("ess_tail_min", az.ess(posterior[moving], method="tail")),
+    ):
+        values = {v: float(stat[v].max() if key == "r_hat_max" else stat[v].min()) for v in moving}
+        name = (max if key == "r_hat_max" else min)(values, key=values.get)
+        out[key], out["worst"][key] = values[name], name
+    return out
+
+
+def warn_sampling(d: dict, config: dict, r_hat_advice: str, stacklevel: int) -> dict:
+    """Warn (:class:`ConvergenceWarning`) with numbers and advice where ``d`` is bad; return it.
+
+    ``d`` is :func:`sampling_diagnostics`' dict, ``config`` holds ``target_accept``, ``draws``
+    and ``chains``; ``r_hat_advice`` ends the r_hat message (what to do beyond more draws).
+    """
+    problems = []
+    if d["divergences"]:
+        higher = 0.995 if config["target_accept"] >= 0.99 else 0.99
+        problems.append(
+            f"{d['divergences']} of {d['draws']} draws diverged (the draws may be biased); "
+            f"refit with target_accept={higher}"
+        )
+    if d["r_hat_max"] > RHAT_MAX:
+        problems.append(
+            f"r_hat = {d['r_hat_max']:.3f} > {RHAT_MAX} for {d['worst']['r_hat_max']!r} "
+            f"(the chains disagree): run more tune and draws; {r_hat_advice}"
+        )
+    for key, label in (("ess_bulk_min", "bulk"), ("ess_tail_min", "tail")):
+        if d[key] < ESS_MIN:
+            problems.append(
+                f"{label} ESS = {d[key]:.0f} < {ESS_MIN} for {d['worst'][key]!r}; raise "
+                f"draws (now {config['draws']} per chain × {config['chains']} chains)"
+            )
+    if problems:
+        warnings.warn(
+            "Sampler diagnostics: " + "; ".join(problems) + ".",
+            ConvergenceWarning,
+            stacklevel=stacklevel + 1,
+        )
+    return d
