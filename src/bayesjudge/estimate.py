@@ -17,6 +17,7 @@ import xarray as xr
 from bayesjudge._text import terminal_safe
 from bayesjudge._version import __version__
 from bayesjudge.categorical_estimate import estimate_categorical
+from bayesjudge.categorical_jury_estimate import CATEGORICAL_JURY_METHODS, categorical_jury_estimate
 from bayesjudge.core._validation import (
     check_alpha,
     check_design,
@@ -31,7 +32,7 @@ from bayesjudge.core.kernels import LOW_J_THRESHOLD, low_j, rogan_gladen_counts
 from bayesjudge.core.likelihood import human_only, likelihood_interval, test_set_interval
 from bayesjudge.core.naive import naive
 from bayesjudge.core.ppi import ppi_mean
-from bayesjudge.data import CategoricalCounts, JudgeCounts
+from bayesjudge.data import CategoricalCounts, CategoricalJuryCounts, JudgeCounts
 from bayesjudge.data.jury import JUDGE, JuryCounts
 from bayesjudge.diagnostics import check_pooled_calibration
 from bayesjudge.jury_estimate import jury_estimate
@@ -106,7 +107,12 @@ def estimate(
         patterns (:class:`~bayesjudge.JuryCounts`) take the methods ``"dawid-skene"``
         (default), ``"dawid-skene-bootstrap"``, ``"majority"`` and ``"per-judge"`` (each
         judge's own estimate, with a ``judge`` dim) of
-        :func:`~bayesjudge.jury_estimate.jury_estimate` (``docs/juries.md``).
+        :func:`~bayesjudge.jury_estimate.jury_estimate` (``docs/juries.md``). Several
+        judges' K-category verdicts (:class:`~bayesjudge.data.CategoricalJuryCounts`) take
+        ``"dawid-skene"`` (default), ``"dawid-skene-bootstrap"``, ``"plurality"`` and
+        ``"per-judge"`` of
+        :func:`~bayesjudge.categorical_jury_estimate.categorical_jury_estimate`, with
+        ``scores=``.
     method : {None, "likelihood", "lang-reiczigel", "naive", "bootstrap", "ppi++", \
 "cluster-delta", "cluster-bootstrap"}
         ``None`` (default): ``"cluster-delta"`` for counts with repeated verdicts of an item
@@ -259,8 +265,8 @@ def estimate(
     >>> result["human_ci"].squeeze().round(4).values.tolist()  # the labelled items alone
     [0.2407, 0.3668]
     """
-    if isinstance(counts, CategoricalCounts | JuryCounts):
-        return (_estimate_categorical if isinstance(counts, CategoricalCounts) else _estimate_jury)(
+    if isinstance(counts, CategoricalCounts | JuryCounts | CategoricalJuryCounts):
+        return _other_counts(counts)(
             counts, method, alpha, random_seed, calibration, n_resamples, estimand, scores
         )
     if scores is not None:
@@ -768,6 +774,13 @@ def _warn_low_j(ds, mask, tn, m0, tp, m1, alpha, method) -> None:
         )
 
 
+def _other_counts(counts):
+    """Return the ``estimate`` of K-category counts, of several judges, or of both."""
+    if isinstance(counts, CategoricalJuryCounts):
+        return _estimate_categorical_jury
+    return _estimate_categorical if isinstance(counts, CategoricalCounts) else _estimate_jury
+
+
 def _estimate_categorical(
     counts, method, alpha, random_seed, calibration, n_resamples, estimand, scores
 ):
@@ -837,3 +850,40 @@ def _estimate_jury(
     )
     out.attrs = {**parts[0].attrs, "judge_method": parts[0].attrs["method"], "method": method}
     return out
+
+
+def _estimate_categorical_jury(
+    counts: CategoricalJuryCounts,
+    method,
+    alpha,
+    random_seed,
+    calibration,
+    n_resamples,
+    estimand,
+    scores,
+) -> xr.Dataset:
+    """``estimate`` of several judges' K-category verdicts: :func:`categorical_jury_estimate`."""
+    refused = {"calibration": (calibration, "own"), "estimand": (estimand, "population")}
+    for name, (value, default) in refused.items():
+        if value != default:
+            raise ValueError(
+                f"{name}={value!r} is not available for several judges' K-category verdicts "
+                f"(CategoricalJuryCounts); drop it, or apply it to one judge's "
+                f"counts.for_judge(judge) (a CategoricalCounts)."
+            )
+    method = "dawid-skene" if method is None else method
+    if method not in CATEGORICAL_JURY_METHODS:
+        raise ValueError(
+            f"method must be one of {list(CATEGORICAL_JURY_METHODS)} for several judges' "
+            f"K-category verdicts (CategoricalJuryCounts); got {method!r}. A single judge's "
+            f"methods apply to counts.for_judge(judge)."
+        )
+    # As for JuryCounts: every resample refits the EM, so the default 10,000 is capped.
+    return categorical_jury_estimate(
+        counts,
+        method=method,
+        alpha=alpha,
+        scores=scores,
+        n_resamples=min(n_resamples, 2_000),
+        random_seed=random_seed,
+    )

@@ -56,6 +56,11 @@ table) and as multinomial pattern counts by :func:`simulate_jury_arrays` (many r
 one group, for studies), both from the law whose pattern probabilities
 :func:`jury_pattern_probabilities` gives: conditionally independent judges, or a shared item
 effect of sd ``dependence`` on the judges' logit scale with their marginal q0, q1 kept.
+Their K-category verdicts (conditionally independent judges, one confusion matrix each) are
+drawn by :func:`simulate_categorical_jury` (a
+:class:`~bayesjudge.data.CategoricalJuryCounts`), :func:`simulate_categorical_jury_items` (the
+same draws as a long item table) and :func:`simulate_categorical_jury_arrays` (multinomial
+pattern counts from :func:`categorical_jury_pattern_probabilities`).
 """
 
 from __future__ import annotations
@@ -80,9 +85,11 @@ from bayesjudge.core._validation import (
 from bayesjudge.core.exact import test_set_theta_draws
 from bayesjudge.data import DEFAULT_LABEL, JudgeCounts
 from bayesjudge.data.categorical import CategoricalCounts, category_array
+from bayesjudge.data.categorical_jury import MAX_CATEGORIES, CategoricalJuryCounts
 from bayesjudge.data.jury import MAX_JUDGES, JuryCounts
 
 __all__ = [
+    "categorical_jury_pattern_probabilities",
     "demo_design",
     "judge_quality",
     "jury_pattern_probabilities",
@@ -92,6 +99,9 @@ __all__ = [
     "simulate_categorical_count_arrays",
     "simulate_categorical_counts",
     "simulate_categorical_items",
+    "simulate_categorical_jury",
+    "simulate_categorical_jury_arrays",
+    "simulate_categorical_jury_items",
     "simulate_cluster_tables",
     "simulate_count_arrays",
     "simulate_counts",
@@ -2464,3 +2474,456 @@ def _jury_count(parts, shape, n_judges):
             np.add.at(labelled[i, t], where[p["human"] == t], 1)
     patterns = _decode_patterns(unique, n_judges)
     return patterns, test.reshape((*shape, -1)), labelled.reshape((*shape, 2, -1))
+
+
+# ------------------------------------------------- several judges, K-category verdicts
+
+#: The most verdict patterns :func:`categorical_jury_pattern_probabilities` enumerates:
+#: K**J, or (K + 1)**J - 1 with missing verdicts.
+MAX_CATEGORICAL_PATTERNS = 2**20
+
+
+def _check_missing(missing) -> float:
+    ok = np.ndim(missing) == 0 and isinstance(missing, int | float | np.number)
+    if not ok or isinstance(missing, bool) or not 0 <= missing < 1:
+        raise ValueError(
+            f"missing must be a number in [0, 1) (the probability that a judge gives no verdict "
+            f"on an item); got {missing!r}."
+        )
+    return float(missing)
+
+
+def _jury_confusion(confusion) -> np.ndarray:
+    """Check a (..., J, K, K) stack of confusion matrices (rows = truth, on the simplex)."""
+    arr = _simplex("confusion", confusion, 2)
+    if arr.ndim < 3:
+        raise ValueError(
+            f"confusion must have shape (..., J, K, K): one K × K matrix (rows = truth, columns "
+            f"= verdict) per judge; got shape {arr.shape}. For one judge pass confusion[None]."
+        )
+    if arr.shape[-1] > MAX_CATEGORIES:
+        raise ValueError(
+            f"At most {MAX_CATEGORIES} categories are supported for several judges; got K = "
+            f"{arr.shape[-1]}."
+        )
+    if not 1 <= arr.shape[-3] <= MAX_JUDGES:
+        raise ValueError(f"1 to {MAX_JUDGES} judges are supported; got {arr.shape[-3]}.")
+    return arr
+
+
+def _categorical_jury_sizes(pi, confusion, n, m, design, labels_shape) -> dict:
+    """Validate and broadcast π, the confusions and the item counts to one group shape."""
+    design = check_design(design, "design")
+    pi = _simplex("pi", pi, 1)
+    confusion = _jury_confusion(confusion)
+    k = pi.shape[-1]
+    if confusion.shape[-1] != k:
+        raise ValueError(
+            f"pi has K = {k} categories (shape {pi.shape}) but confusion is "
+            f"{confusion.shape[-2]} × {confusion.shape[-1]} per judge (shape {confusion.shape})."
+        )
+    n = as_count("n", n).astype(np.int64)
+    m = as_count("m", m).astype(np.int64)
+    if design == "stratified" and (m.ndim == 0 or m.shape[-1] != k):
+        raise ValueError(
+            f"Under design='stratified' m gives the labelled items per truth category, shape "
+            f"(..., K) with K = {k}; got shape {m.shape}. For m labelled items drawn at random "
+            f"pass design='random'."
+        )
+    m_groups = m.shape[:-1] if design == "stratified" else m.shape
+    named = {"pi": np.empty(pi.shape[:-1]), "confusion": np.empty(confusion.shape[:-3])}
+    named |= {"n": n, "m": np.empty(m_groups)}
+    shape = _broadcast_shape(named, labels_shape, "labels")
+    n_judges = confusion.shape[-3]
+    return {
+        "pi": np.broadcast_to(pi, (*shape, k)),
+        "confusion": np.broadcast_to(confusion, (*shape, n_judges, k, k)),
+        "n": np.broadcast_to(n, shape),
+        "m": np.broadcast_to(m, (*shape, k) if design == "stratified" else shape),
+        "design": design,
+        "shape": shape,
+        "K": k,
+        "J": n_judges,
+    }
+
+
+def categorical_jury_pattern_probabilities(confusion, missing=0.0):
+    """Probability of each K-category verdict pattern given the truth, judges independent.
+
+    The law of :func:`simulate_categorical_jury`: given the truth t, judge j says category v
+    with probability ``confusion[j, t, v]``, independently of the other judges (Dawid & Skene
+    1979); each verdict is then lost with probability ``missing``, and an item that lost them
+    all keeps one judge's verdict, chosen at random.
+
+    Parameters
+    ----------
+    confusion : array_like, shape (J, K, K)
+        Each judge's confusion matrix, rows = truth, columns = verdict, rows on the simplex.
+    missing : float, default 0.0
+        Probability, in [0, 1), that a judge gives no verdict on an item.
+
+    Returns
+    -------
+    patterns : numpy.ndarray of int8, shape (P, J)
+        Every pattern (category indices, -1 = no verdict with ``missing > 0``) in the order of
+        :class:`~bayesjudge.data.CategoricalJuryCounts`: lexicographic, missing last; K^J
+        rows, or (K + 1)^J − 1.
+    probabilities : numpy.ndarray, shape (K, P)
+        Row t: P(pattern | truth t); each row sums to 1.
+
+    Raises
+    ------
+    ValueError
+        If ``confusion`` is not a (J, K, K) stack of row-stochastic matrices, there would be
+        more than :data:`MAX_CATEGORICAL_PATTERNS` patterns, or ``missing`` is out of range.
+
+    Notes
+    -----
+    A pattern with missing set M has probability ``μ^|M| (1 − μ)^(J − |M|) ∏_{j ∉ M}
+    C_j[t, v_j]``, plus ``μ^J / J · C_j[t, v_j]`` for a single verdict of judge j; with K = 2
+    and categories (incorrect, correct) this is :func:`jury_pattern_probabilities` with
+    ``dependence=0``.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import categorical_jury_pattern_probabilities
+    >>> C = [[[0.8, 0.2], [0.3, 0.7]], [[0.9, 0.1], [0.4, 0.6]]]
+    >>> patterns, prob = categorical_jury_pattern_probabilities(C)
+    >>> patterns.tolist()
+    [[0, 0], [0, 1], [1, 0], [1, 1]]
+    >>> prob.round(3).tolist()
+    [[0.72, 0.08, 0.18, 0.02], [0.12, 0.18, 0.28, 0.42]]
+    """
+    missing = _check_missing(missing)
+    confusion = _jury_confusion(confusion)
+    if confusion.ndim != 3:
+        raise ValueError(
+            f"confusion must have shape (J, K, K) (one group); got shape {confusion.shape}."
+        )
+    n_judges, k = confusion.shape[0], confusion.shape[-1]
+    values = list(range(k)) + ([-1] if missing > 0 else [])
+    if len(values) ** n_judges > MAX_CATEGORICAL_PATTERNS:
+        raise ValueError(
+            f"{len(values)}^{n_judges} verdict patterns are too many to list (at most "
+            f"{MAX_CATEGORICAL_PATTERNS}); use fewer judges or categories, or draw items with "
+            f"simulate_categorical_jury."
+        )
+    patterns = np.array(list(itertools.product(values, repeat=n_judges)), dtype=np.int8)
+    patterns = patterns[~(patterns == -1).all(axis=1)]
+    prob = np.ones((k, len(patterns)))
+    for j in range(n_judges):
+        said = patterns[:, j]
+        prob *= np.where(said >= 0, confusion[j][:, np.maximum(said, 0)], 1.0)
+    if missing > 0:
+        n_missing = (patterns == -1).sum(axis=1)
+        prob *= missing**n_missing * (1 - missing) ** (n_judges - n_missing)
+        # All verdicts dropped: one judge's verdict is kept (each judge with chance 1 / J).
+        single = n_missing == n_judges - 1
+        prob[:, single] *= 1 + missing / (1 - missing) / n_judges
+    return patterns, prob
+
+
+def simulate_categorical_jury_arrays(
+    pi, confusion, n, m, *, design="stratified", missing=0.0, size=None, random_seed=None
+) -> dict[str, np.ndarray]:
+    """Draw the pattern counts of one group many times, as plain arrays (for studies).
+
+    The law of :func:`simulate_categorical_jury` (one group), drawn as multinomial counts
+    over the patterns of :func:`categorical_jury_pattern_probabilities`.
+
+    Parameters
+    ----------
+    pi : array_like, shape (K,)
+        True category shares.
+    confusion : array_like, shape (J, K, K)
+        The judges' confusion matrices (rows = truth).
+    n : int
+        Unlabelled test items.
+    m : int or array_like of int
+        ``design="stratified"``: labelled items per truth category, shape (K,);
+        ``design="random"``: labelled items in all, their truths drawn from ``pi``.
+    design : {"stratified", "random"}, default "stratified"
+    missing : float, default 0.0
+        Probability that a judge gives no verdict on an item.
+    size : int or tuple of int, optional
+        Replications (the shape before the pattern axis); default one draw.
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    dict of str to numpy.ndarray
+        ``patterns`` (P, J) every possible pattern, ``test`` ``(*size, P)`` and ``labelled``
+        ``(*size, K, P)`` item counts (int64; row t = human category t).
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import preference_confusion, simulate_categorical_jury_arrays
+    >>> C = np.stack([preference_confusion(a, tie_rate=0.1) for a in (0.8, 0.7)])
+    >>> draws = simulate_categorical_jury_arrays([0.4, 0.2, 0.4], C, n=300, m=[10, 5, 10],
+    ...                                          size=1000, random_seed=1)
+    >>> draws["patterns"].shape, draws["test"].shape, draws["labelled"].shape
+    ((9, 2), (1000, 9), (1000, 3, 9))
+    >>> draws["labelled"].sum(axis=-1)[0].tolist()
+    [10, 5, 10]
+    """
+    par = _categorical_jury_sizes(pi, confusion, n, m, design, ())
+    if par["shape"]:
+        raise ValueError(
+            f"pi, confusion, n and m must describe one group (pi (K,), confusion (J, K, K), n "
+            f"a number); got group shape {par['shape']}."
+        )
+    shape = () if size is None else tuple(np.atleast_1d(size).astype(int).tolist())
+    patterns, prob = categorical_jury_pattern_probabilities(par["confusion"], missing)
+    rng = _rng(random_seed)
+    pi = par["pi"]
+    test = rng.multinomial(np.full(shape, par["n"]), pi @ prob)
+    if par["design"] == "random":
+        rows = rng.multinomial(np.full(shape, par["m"]), pi)
+    else:
+        rows = np.broadcast_to(par["m"], (*shape, par["K"]))
+    labelled = np.stack([rng.multinomial(rows[..., t], prob[t]) for t in range(par["K"])], axis=-2)
+    return {"patterns": patterns, "test": test.astype(np.int64), "labelled": labelled}
+
+
+def _categorical_jury_verdicts(rng, truth, confusion, missing: float) -> np.ndarray:
+    """Verdicts (items, J): category indices given the truths, -1 where missing."""
+    cdf = np.cumsum(confusion, axis=-1)  # (J, K, K)
+    u = rng.random((truth.size, confusion.shape[0]))
+    rows = cdf[:, truth, :]  # (J, items, K)
+    k = confusion.shape[-1]
+    verdict = np.minimum((u.T[..., None] >= rows).sum(axis=-1), k - 1).T.astype(np.int8)
+    if missing > 0:
+        dropped = rng.random(verdict.shape) < missing
+        # As simulate_jury: an item whose verdicts were all dropped keeps one judge's.
+        lost = np.flatnonzero(dropped.all(axis=1))
+        dropped[lost, rng.integers(0, verdict.shape[1], lost.size)] = False
+        verdict[dropped] = -1
+    return verdict
+
+
+def _categorical_jury_draw(pi, confusion, n, m, design, missing, system, stratum, seed):
+    """Draw every group's items: truths, human labels (-1 unlabelled) and verdicts."""
+    missing = _check_missing(missing)
+    system, stratum = _as_labels(system), _as_labels(stratum)
+    labels_shape = _label_shape(system, stratum)
+    par = _categorical_jury_sizes(pi, confusion, n, m, design, labels_shape)
+    if par["shape"] != labels_shape:
+        raise ValueError(
+            f"The parameters have group shape {par['shape']} but the labels give "
+            f"{labels_shape}: pass system= (and stratum= for two group axes) with one label "
+            f"per group."
+        )
+    rng = _rng(seed)
+    parts = []
+    full = (len(system or [0]), len(stratum or [0]))
+    for index in np.ndindex(labels_shape):
+        g = {k: par[k][index] for k in ("pi", "confusion", "n", "m")}
+        truth = _draw_categories(rng, np.broadcast_to(g["pi"], (int(g["n"]), par["K"])))
+        if par["design"] == "stratified":
+            lab = np.repeat(np.arange(par["K"]), g["m"])
+        else:
+            lab = _draw_categories(rng, np.broadcast_to(g["pi"], (int(g["m"]), par["K"])))
+        truth = np.concatenate([truth, lab]).astype(np.int64)
+        flat = np.ravel_multi_index(index, labels_shape) if labels_shape else 0
+        s, t = np.unravel_index(flat, full)
+        parts.append({
+            "system": DEFAULT_LABEL if system is None else system[s],
+            "stratum": DEFAULT_LABEL if stratum is None else stratum[t],
+            "truth": truth,
+            "human": np.where(np.arange(truth.size) >= int(g["n"]), truth, -1),
+            "verdict": _categorical_jury_verdicts(rng, truth, g["confusion"], missing),
+        })  # fmt: skip
+    return par, parts, system, stratum, full, missing
+
+
+def _categorical_jury_names(par, categories, judges) -> tuple[list, list]:
+    cats = _category_labels(categories, par["K"])
+    if judges is None:
+        judges = [f"j{j}" for j in range(par["J"])]
+    judges = _as_labels(judges)
+    if len(judges) != par["J"]:
+        raise ValueError(
+            f"judges has {len(judges)} labels but confusion has J = {par['J']} judges."
+        )
+    return cats, judges
+
+
+def simulate_categorical_jury(
+    pi,
+    confusion,
+    n,
+    m,
+    *,
+    design="stratified",
+    missing=0.0,
+    system=None,
+    stratum=None,
+    categories=None,
+    judges=None,
+    random_seed=None,
+) -> CategoricalJuryCounts:
+    """Draw several judges' K-category verdicts on the same items, item by item.
+
+    Per (system, stratum) group: ``n`` unlabelled test items with truths drawn from ``pi``,
+    and labelled items — ``m[k]`` of each human category k (``design="stratified"``) or ``m``
+    items with truths drawn from ``pi`` (``design="random"``; as in
+    :func:`simulate_categorical_counts`, ``n`` counts the unlabelled items only). Judge j
+    puts an item of truth t in category v with probability ``confusion[j, t, v]``,
+    independently of the other judges given the truth (Dawid & Skene 1979); each verdict is
+    lost with probability ``missing`` (an item that lost them all keeps one judge's, chosen
+    at random, as :func:`simulate_jury` does).
+
+    Parameters
+    ----------
+    pi : array_like, shape (..., K)
+        True category shares per group.
+    confusion : array_like, shape (..., J, K, K)
+        Each judge's confusion matrix per group, rows = truth, columns = verdict (see
+        :func:`preference_confusion` and :func:`rubric_confusion`).
+    n : array_like of int
+        Unlabelled test items per group.
+    m : array_like of int
+        ``design="stratified"``: labelled items per truth category, shape (..., K);
+        ``design="random"``: labelled items per group, shape (...).
+    design : {"stratified", "random"}, default "stratified"
+        The labelling design, recorded on the counts.
+    missing : float, default 0.0
+        Probability, in [0, 1), that a judge gives no verdict on an item.
+    system, stratum : sequence of labels, optional
+        Group labels; the parameters' group axes must be ``(system,)``, ``(stratum,)`` or
+        ``(system, stratum)`` after broadcasting (default one group ``"all"``).
+    categories : sequence of labels, optional
+        The K category labels (default ``0, …, K-1``).
+    judges : sequence, optional
+        The J judges' labels (default ``"j0"``, ``"j1"``, …).
+    random_seed : int, numpy.random.Generator or None
+        Seed of the draws.
+
+    Returns
+    -------
+    CategoricalJuryCounts
+        The pattern counts; ``dataset.attrs["simulation"]`` (JSON) records the settings.
+
+    Raises
+    ------
+    ValueError
+        If a probability is out of range or a row does not sum to 1, the shapes do not fit K,
+        J or the labels, ``m`` does not fit the design, or ``missing`` is out of range.
+
+    See Also
+    --------
+    simulate_categorical_jury_arrays : The same law as multinomial arrays of one group.
+    simulate_categorical_jury_items : The same draws as a long item table.
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import preference_confusion, simulate_categorical_jury
+    >>> C = np.stack([preference_confusion(a, tie_rate=0.1) for a in (0.8, 0.7, 0.75)])
+    >>> counts = simulate_categorical_jury([0.4, 0.2, 0.4], C, n=500, m=[20, 10, 20],
+    ...                                    categories=["A", "tie", "B"],
+    ...                                    judges=["gpt", "claude", "llama"], random_seed=1)
+    >>> int(counts.test.sum()), counts.labelled.sum("pattern").values.ravel().tolist()
+    (500, [20, 10, 20])
+    >>> counts.categories, counts.judges
+    (['A', 'tie', 'B'], ['gpt', 'claude', 'llama'])
+    """
+    par, parts, system, stratum, full, missing = _categorical_jury_draw(
+        pi, confusion, n, m, design, missing, system, stratum, random_seed
+    )
+    cats, judges = _categorical_jury_names(par, categories, judges)
+    digits = [np.where(p["verdict"] < 0, par["K"], p["verdict"]) for p in parts]
+    unique, where = np.unique(np.concatenate(digits), axis=0, return_inverse=True)
+    where = np.asarray(where).reshape(-1)
+    test = np.zeros((len(parts), len(unique)), dtype=np.int64)
+    labelled = np.zeros((len(parts), par["K"], len(unique)), dtype=np.int64)
+    start = 0
+    for i, p in enumerate(parts):
+        w = where[start : start + len(p["truth"])]
+        start += len(p["truth"])
+        np.add.at(test[i], w[p["human"] < 0], 1)
+        np.add.at(labelled[i], (p["human"][p["human"] >= 0], w[p["human"] >= 0]), 1)
+    counts = CategoricalJuryCounts.from_counts(
+        np.where(unique == par["K"], -1, unique),
+        test.reshape((*full, -1)),
+        labelled.reshape((*full, par["K"], -1)),
+        judges=judges, categories=cats, systems=system, strata=stratum, design=par["design"],
+    )  # fmt: skip
+    ds = counts.dataset.copy()
+    seed = int(random_seed) if is_seed(random_seed) else None
+    settings = {"generator": "bayesjudge.simulate.simulate_categorical_jury", "random_seed": seed}
+    settings |= {"design": par["design"], "missing": missing}
+    settings |= {k: np.asarray(par[k]).tolist() for k in ("pi", "confusion", "n", "m")}
+    ds.attrs["simulation"] = json.dumps(settings)
+    return CategoricalJuryCounts(ds)
+
+
+def simulate_categorical_jury_items(
+    pi,
+    confusion,
+    n,
+    m,
+    *,
+    design="stratified",
+    missing=0.0,
+    system=None,
+    stratum=None,
+    categories=None,
+    judges=None,
+    random_seed=None,
+) -> pd.DataFrame:
+    """Draw the items of :func:`simulate_categorical_jury` as one long item table.
+
+    The same arguments and seed give the same items: counting the table with
+    :meth:`~bayesjudge.data.CategoricalJuryCounts.from_frames` (one table, random design; or
+    split by ``human`` into test and calibration tables, stratified) gives the counts of
+    :func:`simulate_categorical_jury`.
+
+    Parameters
+    ----------
+    pi, confusion, n, m, design, missing, system, stratum, categories, judges, random_seed
+        As in :func:`simulate_categorical_jury`.
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row per (item, judge) with a verdict: ``system``, ``stratum``, ``item`` (ids
+        unique within a system: test items first, then labelled ones), ``judge_name``,
+        ``verdict`` (the category label), ``human`` (the truth's label on labelled items,
+        None on the others) and ``truth`` (the hidden truth's label, for studies).
+
+    Examples
+    --------
+    >>> from bayesjudge.simulate import rubric_confusion, simulate_categorical_jury_items
+    >>> C = np.stack([rubric_confusion(3, 0.6), rubric_confusion(3, 0.9)])
+    >>> items = simulate_categorical_jury_items([0.3, 0.4, 0.3], C, n=20, m=[2, 2, 2],
+    ...                                         categories=[1, 2, 3], random_seed=1)
+    >>> list(items.columns), len(items)
+    (['system', 'stratum', 'item', 'judge_name', 'verdict', 'human', 'truth'], 52)
+    """
+    par, parts, *_ = _categorical_jury_draw(
+        pi, confusion, n, m, design, missing, system, stratum, random_seed
+    )
+    cats, judges = _categorical_jury_names(par, categories, judges)
+    labels = np.empty(len(cats), dtype=object)
+    labels[:] = cats
+    frames, offset = [], {}
+    for p in parts:
+        first = offset.get(p["system"], 0)
+        offset[p["system"]] = first + len(p["truth"])
+        rows, cols = np.nonzero(p["verdict"] >= 0)
+        human = p["human"][rows]
+        frames.append(
+            pd.DataFrame(
+                {
+                    "system": p["system"],
+                    "stratum": p["stratum"],
+                    "item": first + rows,
+                    "judge_name": np.asarray(judges, dtype=object)[cols],
+                    "verdict": labels[p["verdict"][rows, cols]],
+                    "human": np.where(human >= 0, labels[np.maximum(human, 0)], None),
+                    "truth": labels[p["truth"][rows]],
+                }
+            )
+        )
+    return pd.concat(frames, ignore_index=True)

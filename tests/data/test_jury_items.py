@@ -105,3 +105,62 @@ def test_bad_covariates_and_missing_verdicts():
     with pytest.raises(ValueError, match="also test items"):
         JuryItems.from_frames(frame, calib, judges="grader", item="item", judge="verdict",
                               covariates="first")  # fmt: skip
+
+
+def _with_item_length(frame: pd.DataFrame, seed=3) -> pd.DataFrame:
+    """Add an item-level covariate (the length difference: one value per item)."""
+    rng = np.random.default_rng(seed)
+    ids = frame["item"].unique()
+    diff = dict(zip(ids, rng.normal(0, 200, size=len(ids)), strict=True))
+    return frame.assign(diff=frame["item"].map(diff))
+
+
+def test_theta_covariates_are_read_per_item_and_reach_the_core():
+    frame = _with_item_length(_rows(seed=4))
+    items = JuryItems.from_frames(frame, judges="grader", item="item", judge="verdict",
+                                  covariates=["first", "diff"], system="model",
+                                  theta_covariates="diff")  # fmt: skip
+    assert items.covariate_names == ["first", "diff"]
+    assert items.theta_covariate_names == ["diff"]
+    ids = items.dataset["item_id"].values
+    want = frame.groupby("item")["diff"].first()
+    np.testing.assert_array_equal(items.theta_covariates()[:, 0], want.loc[list(ids)].to_numpy())
+    assert "theta covariates ['diff']" in repr(items)
+    ds = jury_covariate_estimate(items, alpha=0.1)
+    x = items.dataset["covariates"].values
+    w = items.theta_covariates()
+    core = covariate_dawid_skene(
+        items.dataset["row_item"].values,
+        items.dataset["row_judge"].values,
+        items.dataset["verdict"].values.astype(int),
+        (x - x.mean(0)) / x.std(0),
+        items.dataset["truth"].values.astype(int),
+        group=items.group_index(),
+        design="random",
+        alpha=0.1,
+        theta_covariates=(w - w.mean(0)) / w.std(0),
+    )
+    np.testing.assert_allclose(ds["estimate"].values.ravel(), core.theta, rtol=1e-12)
+    np.testing.assert_allclose(ds["ci"].values.reshape(-1, 2),
+                               np.column_stack([core.theta_lower, core.theta_upper]))  # fmt: skip
+    se = np.sqrt(core.theta_coef_cov[2, 2])  # two groups (m1, m2), then δ
+    assert float(ds["theta_coef"].sel(theta_covariate="diff")) == pytest.approx(core.theta_coef[2])
+    assert float(ds["theta_coef_se"].squeeze()) == pytest.approx(se)
+    half = 1.6448536269514722 * se  # scipy.stats.norm.ppf(0.95) * se
+    np.testing.assert_allclose(ds["theta_coef_ci"].values[0], core.theta_coef[2] + [-half, half])
+    assert ds.attrs["theta_model"] == "logistic" and ds.attrs["theta_over"] == "all items"
+    plain = jury_covariate_estimate(JuryItems.from_frames(
+        frame, judges="grader", item="item", judge="verdict", covariates="first"))  # fmt: skip
+    assert "theta_coef" not in plain and plain.attrs["theta_model"] == "constant"
+
+
+def test_a_theta_covariate_must_be_constant_within_an_item():
+    frame = _with_item_length(_rows(seed=5, n_items=20))
+    with pytest.raises(
+        ValueError, match=r"constant within each item.*'first' on items \['q0', 'q1',.* \.\.\. take"
+    ):
+        JuryItems.from_frames(frame, judges="grader", item="item", judge="verdict",
+                              covariates="first", theta_covariates=["diff", "first"])  # fmt: skip
+    with pytest.raises(ValueError, match="theta_covariates must name columns"):
+        JuryItems.from_frames(frame, judges="grader", item="item", judge="verdict",
+                              covariates="first", theta_covariates=[3])  # fmt: skip

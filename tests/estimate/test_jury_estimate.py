@@ -130,3 +130,36 @@ def test_agreement_against_hand_computation():
         core_jury.cohen_kappa(np.array([[22, 1], [1, 19]])).estimate
     )
     assert human_po == pytest.approx(41 / 43)
+
+
+def test_agreement_of_k_category_verdicts():
+    from statsmodels.stats.inter_rater import cohens_kappa
+
+    from bayesjudge.data.categorical_jury import CategoricalJuryCounts
+    from bayesjudge.simulate import simulate_categorical_jury, simulate_jury
+
+    conf = np.array([[[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8]]] * 2)
+    conf = np.concatenate([conf, [[[0.6, 0.3, 0.1], [0.2, 0.6, 0.2], [0.1, 0.3, 0.6]]]])
+    counts = simulate_categorical_jury(
+        [0.3, 0.2, 0.5], conf, 300, [20, 20, 20], categories=["A", "tie", "B"],
+        judges=["a", "b", "c"], random_seed=9,
+    )  # fmt: skip
+    ds = jury_agreement(counts)
+    table = counts.pair_table("a", "c", items="all").squeeze().values
+    ref = cohens_kappa(table)  # statsmodels: κ and its (non-null) standard error
+    one = ds.sel(judge_a="a", judge_b="c").squeeze()
+    assert float(one["kappa"]) == pytest.approx(ref.kappa, abs=1e-12)
+    assert float(one["kappa_ci"].diff("ci_bound").squeeze()) == pytest.approx(
+        2 * 1.959963984540054 * ref.std_kappa, rel=1e-9
+    )
+    human = counts.for_judge("b").calibration.squeeze().values  # rows human, columns judge
+    ref_h = cohens_kappa(human)
+    assert float(ds["kappa_human"].sel(judge="b").squeeze()) == pytest.approx(ref_h.kappa)
+    # K = 2: the same numbers as the binary container.
+    binary = simulate_jury(0.4, [0.8, 0.9, 0.7], [0.85, 0.8, 0.75], n=200, m0=20, m1=20,
+                              random_seed=4)  # fmt: skip
+    as_k = CategoricalJuryCounts.from_jury_counts(binary)
+    for name in ("kappa", "ac1", "kappa_human", "ac1_human"):
+        np.testing.assert_allclose(
+            jury_agreement(as_k)[name].values, jury_agreement(binary)[name].values, rtol=1e-12
+        )

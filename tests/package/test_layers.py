@@ -68,6 +68,7 @@ LAYERS = {
     "compare": 3,
     "categorical_estimate": 3,  # estimate and compare of CategoricalCounts
     "jury_estimate": 3,  # closed forms and agreement of several judges (JuryCounts)
+    "categorical_jury_estimate": 3,  # closed forms of several judges' K-category verdicts
     "diagnostics": 3,
     "simulate": 3,
     "plots": 4,

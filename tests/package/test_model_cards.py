@@ -234,6 +234,7 @@ def test_index_links_every_card_with_its_registry_summary():
         "exact.md",
         "jury.md",
         "jury-covariates.md",
+        "categorical-jury.md",
     }
     assert linked == {s.card for s in MODELS.values()} | others
 

@@ -1,6 +1,6 @@
 # ruff: noqa
 # fmt: off
-"""Vendored reference: crowd-kit 1.4.2's DawidSkene and MajorityVote (two-class checks only).
+"""Vendored reference: crowd-kit 1.4.2's DawidSkene and MajorityVote (two-class and K = 3 checks).
 
 Source: crowd-kit 1.4.2 (https://github.com/Toloka/crowd-kit), files
 ``crowdkit/aggregation/base/__init__.py`` (BaseClassificationAggregator),

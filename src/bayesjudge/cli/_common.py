@@ -256,6 +256,13 @@ def add_table_options(parser: argparse.ArgumentParser) -> None:
         "judge may grade an item in both answer orders",
     )
     parser.add_argument(
+        "--theta-covariates",
+        metavar="COLUMNS",
+        help="with --covariates: comma-separated numeric item-level columns (the length "
+        "difference of a pair, ...) on which the truth itself depends (logistic); θ is then "
+        "averaged over the test items. Constant within an item; may repeat a --covariates column",
+    )
+    parser.add_argument(
         "--repeats",
         metavar="COLUMN",
         help="CSV/Parquet --test: the column numbering the repeated verdicts of an item "

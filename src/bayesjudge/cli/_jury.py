@@ -9,6 +9,8 @@ import pandas as pd
 
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import fmt_number, terminal_safe
+from bayesjudge.categorical_jury_estimate import CATEGORICAL_JURY_METHODS
+from bayesjudge.cli._categorical import describe_categories, score_map
 from bayesjudge.cli._common import (
     WRITTEN,
     UsageError,
@@ -18,10 +20,11 @@ from bayesjudge.cli._common import (
     label,
     show_progress_for,
 )
+from bayesjudge.data.categorical_jury import CategoricalJuryCounts
 from bayesjudge.data.jury import JuryCounts
 from bayesjudge.data.jury_items import JuryItems
 from bayesjudge.estimate import JURY_ESTIMATE_METHODS, estimate
-from bayesjudge.jury_estimate import jury_covariate_estimate
+from bayesjudge.jury_estimate import jury_covariate_estimate, jury_plan
 
 __all__ = [
     "add_jury_model_options",
@@ -40,8 +43,6 @@ _SINGLE_JUDGE_OPTIONS = {
     "test_format": "--test-format",
     "scorer": "--scorer",
     "metric": "--metric",
-    "categories": "--categories",
-    "scores": "--scores",
 }
 
 
@@ -52,10 +53,27 @@ def check_jury_options(args) -> None:
             "--covariates belongs to several judges' verdicts: name the judge column with "
             "--judges (and the item ids with --item)."
         )
+    if getattr(args, "theta_covariates", None) and not getattr(args, "covariates", None):
+        raise UsageError(
+            "--theta-covariates belongs to the covariate model of several judges: give "
+            "--covariates (and --judges) too."
+        )
     if getattr(args, "item", None) is None:
         raise UsageError(
             f"--judges {terminal_safe(args.judges)} reads one row per (item, judge): give the "
             "item id column with --item too (an item's verdicts across judges are its pattern)."
+        )
+    if getattr(args, "categories", None) is None and (
+        getattr(args, "scores", None) or getattr(args, "ordered", False)
+    ):
+        raise UsageError(
+            "--scores and --ordered belong to K-category verdicts: name the categories in "
+            "order with --categories (e.g. --categories A,tie,B)."
+        )
+    if getattr(args, "categories", None) is not None and getattr(args, "covariates", None):
+        raise UsageError(
+            "--covariates fits correct/incorrect verdicts; the covariate model of K-category "
+            "verdicts is not available. Drop --categories or --covariates."
         )
     given = [flag for attr, flag in _SINGLE_JUDGE_OPTIONS.items() if getattr(args, attr, None)]
     if given:
@@ -77,6 +95,20 @@ def covariate_names(args) -> list[str]:
     return names
 
 
+def theta_covariate_names(args) -> list[str] | None:
+    """Return the --theta-covariates columns (None without), refusing misuse."""
+    text = getattr(args, "theta_covariates", None)
+    if text is None:
+        return None
+    names = [c.strip() for c in text.split(",")]
+    if any(not c for c in names):
+        raise UsageError(
+            f"--theta-covariates {terminal_safe(text)} has an empty column name; give "
+            "comma-separated column names, e.g. --theta-covariates length_diff."
+        )
+    return names
+
+
 def read_jury_items(args) -> JuryItems:
     """Read the --test (and --calibration) verdict rows with their --covariates."""
     check_jury_options(args)
@@ -92,6 +124,7 @@ def read_jury_items(args) -> JuryItems:
         stratum=args.stratum,
         positive=args.positive,
         design=getattr(args, "design", None),
+        theta_covariates=theta_covariate_names(args),
     )
 
 
@@ -116,6 +149,13 @@ def _run_covariates(args) -> int:
         for r in items.strata
     ]
     judges = result[["q0", "q1"]].to_dataframe().reset_index()
+    slopes = [
+        {"theta_covariate": c, "estimate": float(result["theta_coef"].sel(theta_covariate=c)),
+         "se": float(result["theta_coef_se"].sel(theta_covariate=c)),
+         "lower": float(result["theta_coef_ci"].sel(theta_covariate=c, ci_bound="lower")),
+         "upper": float(result["theta_coef_ci"].sel(theta_covariate=c, ci_bound="upper"))}
+        for c in items.theta_covariate_names
+    ]  # fmt: skip
     if args.json:
         payload = {
             "settings": {k: jsonable(v) for k, v in result.attrs.items()},
@@ -124,6 +164,7 @@ def _run_covariates(args) -> int:
             "judge_quality": [
                 {k: jsonable(v) for k, v in row.items()} for row in judges.to_dict(orient="records")
             ],
+            "theta_slopes": [{k: jsonable(v) for k, v in row.items()} for row in slopes],
         }
         print(json.dumps(payload, indent=2))
         return 0
@@ -143,6 +184,14 @@ def _run_covariates(args) -> int:
             }
         ).to_string(index=False)
     )
+    if slopes:
+        print(
+            f"\nθ logistic in {', '.join(label(c) for c in items.theta_covariate_names)} "
+            f"(θ averaged over {result.attrs['theta_over']}); slope per SD:"
+        )
+        for row in slopes:
+            print(f"  {label(row['theta_covariate'])}: {fmt_number(row['estimate'])} "
+                  f"{ci} {intervals([row['lower']], [row['upper']])[0]}")  # fmt: skip
     print("\njudge quality at each covariate's low and high value (others at their mean):")
     judges["judge"] = judges["judge"].map(label)
     judges["covariate"] = judges["covariate"].map(label)
@@ -152,9 +201,35 @@ def _run_covariates(args) -> int:
     return 0
 
 
-def read_jury_counts(args) -> JuryCounts:
-    """Count the --test (and --calibration) tables of several judges."""
+def read_jury_counts(args) -> JuryCounts | CategoricalJuryCounts:
+    """Count the --test (and --calibration) tables of several judges (K with --categories)."""
     check_jury_options(args)
+    if getattr(args, "categories", None) is not None:
+        return CategoricalJuryCounts.from_frames(
+            args.test,
+            args.calibration,
+            judges=args.judges,
+            item=args.item,
+            judge=args.judge,
+            human=args.human,
+            system=args.system,
+            stratum=args.stratum,
+            categories=args.categories,
+            ordered=bool(getattr(args, "ordered", False)),
+            design=getattr(args, "design", None),
+        )
+    try:
+        return _binary_jury_counts(args)
+    except ValueError as err:
+        if "more than two kinds of verdicts" not in str(err):
+            raise
+        raise UsageError(
+            f"{err} On the command line: name the categories in order with --categories "
+            "(e.g. --categories A,tie,B) to read them as K categories."
+        ) from None
+
+
+def _binary_jury_counts(args) -> JuryCounts:
     return JuryCounts.from_frames(
         args.test,
         args.calibration,
@@ -192,10 +267,161 @@ def _rows(result, counts: JuryCounts) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def _budgets(text: str) -> list[int]:
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isdigit() and int(p) >= 2 for p in parts):
+        raise UsageError(
+            f"--plan {terminal_safe(text)}: give comma-separated label budgets, whole numbers of "
+            "at least 2 written in digits, e.g. --plan 20,40,80."
+        )
+    return [int(p) for p in parts]
+
+
+def _run_plan(args) -> int:
+    """``estimate --judges COL --plan BUDGETS``: the narrowest jury per label budget."""
+    if args.method is not None or getattr(args, "covariates", None):
+        raise UsageError(
+            "--plan plans the Dawid–Skene interval of every jury; drop --method and --covariates."
+        )
+    budgets = _budgets(args.plan)
+    counts = read_jury_counts(args)
+    allocation = "proportional" if counts.design == "random" else "optimal"
+    try:
+        plan = jury_plan(
+            counts, budgets, n=args.plan_items, allocation=allocation, alpha=args.alpha
+        )
+    except ValueError as err:
+        raise UsageError(str(err).replace("n=<", "--plan-items <")) from None
+    rows = []
+    for s in counts.systems:
+        for r in counts.strata:
+            for b in plan["budget"].values:
+                one = plan.sel(system=s, stratum=r, budget=b)
+                best = str(one["best_jury"].values)
+                single = str(one["best_single"].values)
+                rows.append(
+                    {
+                        "system": s,
+                        "stratum": r,
+                        "budget": int(b),
+                        "best_jury": best,
+                        "width": float(one["width"].sel(jury=best)) if best else np.nan,
+                        "m1": float(one["m1"].sel(jury=best)) if best else np.nan,
+                        "best_single_judge": single,
+                        "single_width": float(one["width"].sel(jury=single)) if single else np.nan,
+                        "ratio": float(one["ratio"]),
+                    }
+                )
+    frame = pd.DataFrame(rows)
+    if args.json:
+        payload = {
+            "settings": {k: jsonable(v) for k, v in plan.attrs.items()},
+            "judges": [jsonable(j) for j in counts.judges],
+            "plan": [{k: jsonable(v) for k, v in row.items()} for row in frame.to_dict("records")],
+            "widths": {
+                str(j): plan["width"].sel(jury=j).values.tolist() for j in plan["jury"].values
+            },
+        }
+        print(json.dumps(payload, indent=2))
+        return 0
+    print(
+        f"judges ({len(counts.judges)}): {', '.join(label(j) for j in counts.judges)}\n"
+        f"plan: planned width of the {1 - args.alpha:.0%} Dawid–Skene interval per label budget "
+        f"({allocation} split of each budget; these tables are the pilot). Asymptotic: "
+        f"check coverage by simulation for small budgets, and dependence with 'fit --judges'."
+    )
+    shown = pd.DataFrame(
+        {
+            "system": frame["system"].map(label),
+            "stratum": frame["stratum"].map(label),
+            "labels": frame["budget"],
+            "narrowest jury": frame["best_jury"].map(label),
+            "width": frame["width"].map(fmt_number),
+            "of them correct": frame["m1"].map(lambda v: "" if np.isnan(v) else f"{v:.0f}"),
+            "best single judge": frame["best_single_judge"].map(label),
+            "its width": frame["single_width"].map(fmt_number),
+            "ratio": frame["ratio"].map(fmt_number),
+        }
+    )
+    print(shown.to_string(index=False))
+    return 0
+
+
+def _run_categorical_jury(args, counts: CategoricalJuryCounts) -> int:
+    """``estimate --judges COL --categories ...``: every category's share (and the score)."""
+    if args.method is not None and args.method not in CATEGORICAL_JURY_METHODS:
+        raise UsageError(
+            f"--method {args.method} is not a method of several judges' K-category verdicts; "
+            f"choose one of {', '.join(CATEGORICAL_JURY_METHODS)} (default dawid-skene)."
+        )
+    scores = score_map(args.scores, counts.categories)
+    result = estimate(
+        counts, method=args.method or "dawid-skene", alpha=args.alpha, random_seed=args.seed,
+        n_resamples=args.n_resamples, scores=scores,
+    )  # fmt: skip
+    per_judge = "judge" in result["estimate"].dims
+    rows, score_rows = [], []
+    for index in np.ndindex(*(result["estimate"].sizes[d] for d in result["estimate"].dims)):
+        sel = dict(zip(result["estimate"].dims, index, strict=True))
+        one = result.isel(sel)
+        row = {d: one[d].values.item() for d in result["estimate"].dims}
+        ci = one["ci"]
+        rows.append(row | {
+            "estimate": float(one["estimate"]),
+            "lower": float(ci.sel(ci_bound="lower")),
+            "upper": float(ci.sel(ci_bound="upper")),
+        })  # fmt: skip
+        if scores is not None and sel.get("category", 0) == 0:
+            sci = one["score_ci"]
+            score_rows.append({d: v for d, v in row.items() if d != "category"} | {
+                "score": float(one["score"]),
+                "lower": float(sci.sel(ci_bound="lower")),
+                "upper": float(sci.sel(ci_bound="upper")),
+            })  # fmt: skip
+    if args.json:
+        payload = {
+            "settings": {k: jsonable(v) for k, v in result.attrs.items()}
+            | {"categories": [jsonable(c) for c in counts.categories]},
+            "judges": [jsonable(j) for j in counts.judges],
+            "results": [{k: jsonable(v) for k, v in r.items()} for r in rows],
+            "scores": [{k: jsonable(v) for k, v in r.items()} for r in score_rows],
+        }
+        print(json.dumps(payload, indent=2, allow_nan=False))
+        return 0
+    ci = ci_label(args.alpha)
+    frame = pd.DataFrame(rows)
+    print(
+        f"judges ({len(counts.judges)}): {', '.join(label(j) for j in counts.judges)}\n"
+        f"{describe_categories(counts)}\nlabelling design: {counts.design}; method: "
+        f"{result.attrs['method']} ({result.attrs['ci_kind']})"
+    )
+    columns = {d: frame[d].map(label) for d in ("system", "stratum", "judge") if d in frame}
+    columns |= {
+        "category": frame["category"].map(label),
+        "estimate": frame["estimate"].map(fmt_number),
+        ci: intervals(frame["lower"], frame["upper"]),
+    }
+    print("\nShare of each true category" + (", each judge alone" if per_judge else ""))
+    print(pd.DataFrame(columns).to_string(index=False))
+    if score_rows:
+        sf = pd.DataFrame(score_rows)
+        columns = {d: sf[d].map(label) for d in ("system", "stratum", "judge") if d in sf}
+        columns |= {"score": sf["score"].map(fmt_number), ci: intervals(sf["lower"], sf["upper"])}
+        print("\nMean score")
+        print(pd.DataFrame(columns).to_string(index=False))
+    return 0
+
+
 def run_jury_estimate(args) -> int:
     """``bayesjudge estimate --judges COLUMN``: the jury's closed forms per group."""
+    if getattr(args, "plan", None) is not None:
+        return _run_plan(args)
+    if getattr(args, "plan_items", None) is not None:
+        raise UsageError("--plan-items sets the test items of --plan; give --plan BUDGETS too.")
     if getattr(args, "covariates", None):
         return _run_covariates(args)
+    if getattr(args, "categories", None) is not None:
+        return _run_categorical_jury(args, read_jury_counts(args))
     if args.method is not None and args.method not in JURY_ESTIMATE_METHODS:
         raise UsageError(
             f"--method {args.method} is a method of one judge; with --judges choose one of "
@@ -291,17 +517,44 @@ def _jury_only_options(args) -> None:
             "--pool-judges."
         )
     if getattr(args, "covariates", None):
-        raise UsageError(
-            "--covariates: the Bayesian covariate model is fitted in Python "
-            "(bayesjudge.models.jury_covariates); on the command line, 'bayesjudge estimate "
-            "--judges ... --covariates ...' gives its closed form."
-        )
+        clash = {
+            "--dependence item": args.dependence != "none",
+            "--calibration-model": getattr(args, "calibration_model", None) is not None,
+        }
+        given = [flag for flag, on in clash.items() if on]
+        if given:
+            raise UsageError(
+                f"{', '.join(given)} cannot be combined with --covariates: the covariate model "
+                "shares each judge's coefficients across all groups and has no item effect. "
+                "Drop the option, or drop --covariates for the joint model."
+            )
 
 
 def fit_jury_from_args(args, seed: int):
     """Read the tables and fit the joint model of several judges (imports PyMC)."""
     _jury_only_options(args)
+    if getattr(args, "covariates", None):
+        return bayesian("jury_covariates").fit_jury_covariates(
+            read_jury_items(args), pool_judges=args.pool_judges, draws=args.draws,
+            tune=args.tune, chains=args.chains, random_seed=seed,
+            target_accept=getattr(args, "target_accept", None),
+            progressbar=show_progress_for(args),
+        )  # fmt: skip
     counts = read_jury_counts(args)
+    if isinstance(counts, CategoricalJuryCounts):
+        if args.dependence != "none" or args.pool_judges:
+            raise UsageError(
+                "--dependence and --pool-judges are options of correct/incorrect verdicts; the "
+                "K-category joint model has conditionally independent judges. Drop them."
+            )
+        return bayesian("categorical_jury").fit_categorical_jury(
+            counts,
+            calibration=getattr(args, "calibration_model", None) or "shared",
+            scores=score_map(getattr(args, "scores", None), counts.categories),
+            draws=args.draws, tune=args.tune, chains=args.chains, random_seed=seed,
+            target_accept=getattr(args, "target_accept", None),
+            progressbar=show_progress_for(args),
+        )  # fmt: skip
     models = bayesian("jury")
     return models.fit_jury(
         counts,
@@ -327,6 +580,10 @@ def run_jury_fit(args, save) -> int:
     if save is not None:
         result.save(save)
         WRITTEN.append(str(save))
+    if getattr(args, "covariates", None):
+        return _print_covariate_fit(args, result, summary, seed, save)
+    if isinstance(result.counts, CategoricalJuryCounts):
+        return _print_categorical_fit(args, result, summary, seed, save)
     check = result.ppc(random_seed=seed)
     theta = _interval_frame(summary, "theta", ["system", "stratum"], name="θ")
     judges = pd.concat(
@@ -348,6 +605,56 @@ def run_jury_fit(args, save) -> int:
     print(judges.to_string(index=False))
     print()
     print(f"posterior predictive check of the pairwise agreement: {check.message}")
+    if save is not None:
+        print(f"wrote {terminal_safe(save)}")
+    return 0
+
+
+def _print_covariate_fit(args, result, summary, seed: int, save) -> int:
+    """Print the Bayesian covariate model: θ per group, q0 and q1 at each covariate's range."""
+    theta = _interval_frame(summary, "theta", ["system", "stratum"], name="θ")
+    if args.format == "csv":
+        print(theta.to_csv(index=False), end="")
+        return 0
+    dims = ["judge", "covariate", "level"]
+    judges = pd.concat([_interval_frame(summary, q, dims, name=q) for q in ("q0", "q1")], axis=1)
+    judges = judges.loc[:, ~judges.columns.duplicated()]
+    names = ", ".join(label(c) for c in summary.attrs.get("covariates", []))
+    print(
+        f"covariate model of {len(result.items.judges)} judges (q0, q1 logistic in {names}), "
+        f"pool_judges {result.config.get('pool_judges')}; seed {seed}"
+    )
+    print(theta.to_string(index=False))
+    if "theta_slope" in summary:
+        print("\nθ logistic in the theta covariates (slope per SD):")
+        print(_interval_frame(summary, "theta_slope", ["theta_covariate"], name="δ")
+              .to_string(index=False))  # fmt: skip
+    print("\njudge quality at each covariate's low and high value (others at their mean):")
+    print(judges.to_string(index=False))
+    if save is not None:
+        print(f"wrote {terminal_safe(save)}")
+    return 0
+
+
+def _print_categorical_fit(args, result, summary, seed: int, save) -> int:
+    """Print the K-category joint model: every category's share, the score, the check."""
+    theta = _interval_frame(summary, "theta", ["system", "stratum", "category"], name="θ")
+    if args.format == "csv":
+        print(theta.to_csv(index=False), end="")
+        return 0
+    counts = result.counts
+    print(
+        f"joint model of {len(counts.judges)} judges' K-category verdicts: calibration "
+        f"{result.config['calibration']}; {describe_categories(counts)}; seed {seed}"
+    )
+    print(theta.to_string(index=False))
+    if "score" in summary:
+        print()
+        print(_interval_frame(summary, "score", ["system", "stratum"], name="score").to_string(
+            index=False
+        ))  # fmt: skip
+    check = result.ppc(random_seed=seed)
+    print(f"\nposterior predictive check of the pairwise agreement: {check.message}")
     if save is not None:
         print(f"wrote {terminal_safe(save)}")
     return 0

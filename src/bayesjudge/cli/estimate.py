@@ -8,6 +8,7 @@ import pandas as pd
 
 from bayesjudge._text import fmt_number
 from bayesjudge.categorical_estimate import CATEGORICAL_METHODS
+from bayesjudge.categorical_jury_estimate import CATEGORICAL_JURY_METHODS
 from bayesjudge.cli._categorical import (
     add_category_options,
     check_labelled,
@@ -36,7 +37,11 @@ from bayesjudge.estimate import CLUSTER_METHODS, JURY_ESTIMATE_METHODS, METHODS,
 #: The methods of K-category counts that binary counts do not have (``bootstrap`` is both's).
 _CATEGORICAL_ONLY = [m for m in CATEGORICAL_METHODS if m not in METHODS]
 #: The methods of several judges' verdict patterns (``--judges``).
-_JURY_ONLY = [m for m in JURY_ESTIMATE_METHODS if m not in (*METHODS, *_CATEGORICAL_ONLY)]
+_JURY_ONLY = [
+    m
+    for m in dict.fromkeys([*JURY_ESTIMATE_METHODS, *CATEGORICAL_JURY_METHODS])
+    if m not in (*METHODS, *_CATEGORICAL_ONLY)
+]
 
 
 def add_parser(subparsers) -> None:
@@ -54,6 +59,7 @@ def add_parser(subparsers) -> None:
         "cluster-delta and cluster-bootstrap treat the items, not the verdicts, as the units. "
         "K categories: delta (default; score-type delta-method interval), wald or bootstrap. "
         "Several judges (--judges): dawid-skene (default), dawid-skene-bootstrap, majority or "
+        "per-judge; with --categories: dawid-skene, dawid-skene-bootstrap, plurality or "
         "per-judge",
     )
     est.add_argument(
@@ -78,6 +84,20 @@ def add_parser(subparsers) -> None:
     est.add_argument(
         "--n-resamples", type=parse_int_at_least(1), default=10_000, help="bootstrap resamples"
     )
+    est.add_argument(
+        "--plan",
+        default=None,
+        metavar="BUDGETS",
+        help="with --judges: instead of estimating, plan the human labels: for each "
+        "comma-separated label budget (e.g. 20,40,80) the planned interval width of every jury "
+        "(Dawid–Skene, from these tables as a pilot) and the narrowest",
+    )
+    est.add_argument(
+        "--plan-items",
+        type=parse_int_at_least(1),
+        default=None,
+        help="with --plan: unlabelled test items to plan for (default: the tables' test items)",
+    )
     est.add_argument("--json", action="store_true", help="print JSON instead of a table")
     est.set_defaults(func=run)
 
@@ -88,6 +108,12 @@ def run(args) -> int:
     check_input_file("--calibration", args.calibration)
     if args.judges is not None or args.covariates is not None:
         return run_jury_estimate(args)
+    if args.plan is not None or args.plan_items is not None:
+        raise UsageError(
+            "--plan compares juries of several judges: name the judge column with --judges "
+            "(and the item ids with --item). For one judge, 'bayesjudge allocate' plans the "
+            "labels."
+        )
     if args.method in _JURY_ONLY:
         raise UsageError(
             f"--method {args.method} combines several judges' verdicts: name the column of "

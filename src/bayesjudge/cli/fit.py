@@ -191,7 +191,7 @@ def run(args) -> int:
     check_input_file("--calibration", args.calibration)
     save = None if args.save is None else check_output_file("--save", args.save)
     check_draws_fit_in_memory(args)
-    if args.judges is not None or args.dependence != "none" or args.pool_judges:
+    if args.judges is not None or args.dependence != "none" or args.pool_judges or args.covariates:
         return run_jury_fit(args, save)
     counts = read_table_counts(args)
     _resolve_calibration(args, counts)

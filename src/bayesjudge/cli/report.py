@@ -142,7 +142,7 @@ def run(args) -> int:
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
     check_draws_fit_in_memory(args)
-    if args.judges is not None or args.dependence != "none" or args.pool_judges:
+    if args.judges is not None or args.dependence != "none" or args.pool_judges or args.covariates:
         return _run_jury(args, out)
     counts = read_table_counts(args)
     _resolve_calibration(args, counts)
@@ -211,6 +211,20 @@ def _run_jury(args, out) -> int:
         )
     if args.method == "exact":
         raise UsageError("--method exact has no jury model; use --method auto, mcmc or none.")
+    if args.categories is not None:
+        raise UsageError(
+            "--categories with --judges: the report of several judges covers correct/incorrect "
+            "verdicts; K-category verdicts of several judges print with 'bayesjudge estimate' "
+            "(closed forms) and 'bayesjudge fit' (the joint model) with --judges and "
+            "--categories."
+        )
+    if args.covariates:
+        raise UsageError(
+            "--covariates: the report of several judges covers their verdict patterns, not the "
+            "covariate model; its results print with 'bayesjudge fit --judges ... --covariates "
+            "...' (Bayesian) or 'bayesjudge estimate --judges ... --covariates ...' (closed "
+            "form). Drop --covariates for the jury report."
+        )
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
     options = {"alpha": 1 - args.ci_prob, "random_seed": seed}
     if args.method == "none":

@@ -33,9 +33,12 @@ from bayesjudge.core.kernels import wilson_limits
 __all__ = [
     "Agreement",
     "DawidSkeneResult",
+    "JuryPlan",
     "cohen_kappa",
     "dawid_skene",
     "dawid_skene_interval",
+    "dawid_skene_plan",
+    "dawid_skene_unit_information",
     "gwet_ac1",
     "jury_log_likelihood",
     "majority_verdicts",
@@ -62,6 +65,15 @@ class DawidSkeneResult(NamedTuple):
     log_likelihood: float
     n_iter: int
     converged: bool
+
+
+class JuryPlan(NamedTuple):
+    """Planned precision of the Dawid–Skene θ̂ (see :func:`dawid_skene_plan`)."""
+
+    sd: np.ndarray
+    width: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
 
 
 class Agreement(NamedTuple):
@@ -586,6 +598,156 @@ def dawid_skene_interval(
     )  # fmt: skip
     lower, upper = np.quantile(thetas, [alpha / 2.0, 1.0 - alpha / 2.0])
     return EstimateInterval(fit.theta, np.float64(lower), np.float64(upper))
+
+
+# ------------------------------------------------------------------------------ planning
+
+#: Complete patterns are enumerated (2**J of them) to take expectations exactly.
+MAX_PLANNED_JUDGES = 16
+
+
+def _complete_patterns(n_judges: int) -> np.ndarray:
+    """Every complete verdict pattern of ``n_judges`` judges, (2**J, J) of 1 and 0."""
+    grid = (np.arange(2**n_judges)[:, None] >> np.arange(n_judges)[::-1]) & 1
+    return (1 - grid).astype(np.int64)
+
+
+def dawid_skene_unit_information(theta, q0, q1, *, design="stratified") -> np.ndarray:
+    """Return the expected Fisher information of a test item and of a labelled item per truth.
+
+    The parameters are ordered ``[logit θ, logit q0_1 … logit q0_J, logit q1_1 … logit
+    q1_J]``, as in the Wald interval of :func:`dawid_skene_interval`. The information of a
+    data set with ``n`` test items and ``m0``, ``m1`` labelled items of each truth is
+    ``n·I[0] + m0·I[1] + m1·I[2]``; its inverse is the asymptotic covariance of the
+    maximum-likelihood estimate.
+
+    Parameters
+    ----------
+    theta : float
+        Share truly correct, in (0, 1).
+    q0, q1 : array_like, shape (J,)
+        The judges' specificities and sensitivities, each in (0, 1).
+    design : {"stratified", "random"}, default "stratified"
+        ``"random"``: a labelled item's truth also informs θ.
+
+    Returns
+    -------
+    numpy.ndarray, shape (3, 1 + 2J, 1 + 2J)
+        The information of a test item, a labelled truly incorrect and a labelled truly
+        correct item.
+
+    Notes
+    -----
+    The expectation runs over all ``2**J`` complete patterns (every judge grades every item).
+    It is the observed information of :func:`dawid_skene_interval` evaluated at the expected
+    counts: for a multinomial the two agree there, because the probabilities of all patterns
+    sum to one at every parameter value, so the curvature term of the observed information
+    has expectation zero.
+
+    Examples
+    --------
+    >>> from bayesjudge.core.jury import dawid_skene_unit_information
+    >>> info = dawid_skene_unit_information(0.4, [0.8], [0.9])
+    >>> info.shape
+    (3, 3, 3)
+    """
+    design = check_design(design, "design")
+    theta = float(as_probability("theta", theta))
+    q0 = np.atleast_1d(np.asarray(q0, dtype=float))
+    n_judges = q0.size
+    if not 1 <= n_judges <= MAX_PLANNED_JUDGES:
+        raise ValueError(
+            f"Planning enumerates the 2**J verdict patterns: it takes 1 to "
+            f"{MAX_PLANNED_JUDGES} judges; got {n_judges}."
+        )
+    q0 = _check_q("q0", q0, n_judges)
+    q1 = _check_q("q1", q1, n_judges)
+    interior = [
+        name
+        for name, value in (("theta", np.array([theta])), ("q0", q0), ("q1", q1))
+        if (np.minimum(value, 1.0 - value) <= 0).any()
+    ]
+    if interior:
+        raise ValueError(
+            f"Planning needs every parameter strictly between 0 and 1 (a logit must be "
+            f"finite); {interior} hold 0 or 1. Plan with smoothed estimates, e.g. "
+            f"dawid_skene(..., smoothing=0.5)."
+        )
+    v = _complete_patterns(n_judges)
+    prob = np.exp(_log_pattern(v, q0, q1))  # (2, P)
+    marginal = theta * prob[1] + (1.0 - theta) * prob[0]
+    zero_lab = np.zeros((2, v.shape[0]))
+    random = design == "random"
+    out = np.empty((3, 1 + 2 * n_judges, 1 + 2 * n_judges))
+    out[0] = _information(v, marginal, zero_lab, theta, q0, q1, random=random, smoothing=0.0)
+    for t in (0, 1):
+        lab = zero_lab.copy()
+        lab[t] = prob[t]
+        out[1 + t] = _information(
+            v, np.zeros(v.shape[0]), lab, theta, q0, q1, random=random, smoothing=0.0
+        )
+    return out
+
+
+def dawid_skene_plan(theta, q0, q1, n, m0, m1, *, alpha=0.05, design="stratified") -> JuryPlan:
+    """Planned standard error and Wald interval width of the Dawid–Skene θ̂ for a label budget.
+
+    Parameters
+    ----------
+    theta, q0, q1, design
+        As in :func:`dawid_skene_unit_information` (the values the plan assumes, e.g. the
+        estimates of a pilot).
+    n : float
+        Unlabelled test items.
+    m0, m1 : array_like
+        Labelled truly incorrect and truly correct items; broadcast against each other (a grid
+        of label budgets and splits in one call).
+    alpha : float, default 0.05
+        One minus the interval's coverage probability.
+
+    Returns
+    -------
+    JuryPlan
+        ``sd`` (asymptotic standard error of θ̂, delta method from the logit scale),
+        ``width`` (expected width of the Wald interval of :func:`dawid_skene_interval`,
+        ``upper - lower``) and its limits around θ, each of the broadcast shape of m0, m1.
+        Where the information is singular (not identified, e.g. two judges and no labels),
+        sd and width are ``inf`` and the limits 0 and 1.
+
+    Notes
+    -----
+    The plan is asymptotic: it is what the Wald interval's width converges to. How well the
+    interval covers at a given size is an empirical question, measured in the jury study
+    (``docs/studies.md``: 0.933–0.960 with three judges, 500 test items and 20–80 labels per
+    truth). With a single judge the planned variance equals the delta-method variance of
+    the Rogan–Gladen estimate, ``[p(1-p)/n + (1-θ)² q0(1-q0)/m0 + θ² q1(1-q1)/m1] / J²``.
+
+    Examples
+    --------
+    >>> from bayesjudge.core.jury import dawid_skene_plan
+    >>> one = dawid_skene_plan(0.4, [0.8], [0.9], 1000, 50, 50)
+    >>> three = dawid_skene_plan(0.4, [0.8, 0.8, 0.8], [0.9, 0.9, 0.9], 1000, 50, 50)
+    >>> print(f"{float(one.width):.3f} {float(three.width):.3f}")
+    0.226 0.085
+    """
+    alpha = check_alpha(alpha)
+    m0, m1 = np.broadcast_arrays(np.asarray(m0, dtype=float), np.asarray(m1, dtype=float))
+    for name, value in (("n", np.asarray(n, dtype=float)), ("m0", m0), ("m1", m1)):
+        if not np.all(np.isfinite(value) & (value >= 0)):
+            raise ValueError(f"{name} must be finite and non-negative; got {value!r}.")
+    unit = dawid_skene_unit_information(theta, q0, q1, design=design)
+    info = float(n) * unit[0] + m0[..., None, None] * unit[1] + m1[..., None, None] * unit[2]
+    with np.errstate(all="ignore"):
+        ok = np.linalg.cond(info) < 1e12
+        safe = np.where(ok[..., None, None], info, np.eye(info.shape[-1]))
+        var = np.where(ok, np.linalg.inv(safe)[..., 0, 0], np.inf)
+    theta = float(theta)
+    half = two_sided_z(alpha) * np.sqrt(var)
+    centre = logit(theta)
+    lower = np.where(np.isfinite(half), expit(centre - half), 0.0)
+    upper = np.where(np.isfinite(half), expit(centre + half), 1.0)
+    sd = theta * (1.0 - theta) * np.sqrt(var)
+    return JuryPlan(sd, upper - lower, lower, upper)
 
 
 # ------------------------------------------------------------------------- majority vote

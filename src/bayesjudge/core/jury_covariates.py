@@ -15,6 +15,13 @@ The maximum-likelihood estimate is found by EM (the M-step is one weighted logis
 per judge and truth, solved by Newton's method), and the Wald interval of each θ_g comes from
 the observed information of the marginal likelihood (Louis 1982: the gradient is the posterior
 mean of the complete-data gradient; the Hessian is its numerical derivative).
+
+The truth itself may depend on item covariates w_i (``theta_covariates``; the length
+difference of a pair, say): P(Z_i = 1 | w_i) = expit(α_g + δᵀ w_i), δ shared by all groups.
+Without it a truth–covariate association is read as a judge's covariate effect (a spurious
+"length bias"). The reported θ_g is then the mean of expit(α_g + δᵀ w_i) over the group's test
+items (unlabelled items; under the random design every item of the group, since the labelled
+ones are drawn from the same items), with a delta-method Wald interval on its logit scale.
 """
 
 from __future__ import annotations
@@ -47,6 +54,10 @@ class CovariateFit(NamedTuple):
     log_likelihood: float
     n_iter: int
     converged: bool
+    # the truth model: α per group then δ per theta covariate (without theta covariates:
+    # logit θ per group), and its block of the inverse observed information
+    theta_coef: np.ndarray | None = None
+    theta_coef_cov: np.ndarray | None = None
 
 
 class _Rows(NamedTuple):
@@ -58,9 +69,10 @@ class _Rows(NamedTuple):
     group: np.ndarray  # (I,)
     n_judges: int
     n_groups: int
+    tx: np.ndarray | None = None  # (I, G + p_t): group one-hot then the theta covariates
 
 
-def _check(item, judge, verdict, covariates, truth, group, n_judges=None) -> _Rows:
+def _check(item, judge, verdict, covariates, truth, group, n_judges=None, tcov=None) -> _Rows:
     item = np.asarray(item)
     judge = np.asarray(judge)
     verdict = np.asarray(verdict)
@@ -93,8 +105,24 @@ def _check(item, judge, verdict, covariates, truth, group, n_judges=None) -> _Ro
     if (graded == 0).any():
         raise ValueError(f"judge(s) {np.flatnonzero(graded == 0).tolist()} have no verdict row.")
     design = np.column_stack([np.ones(r), x])
-    return _Rows(item, judge, verdict.astype(float), design, truth, group, n_judges,
-                 int(group.max()) + 1)  # fmt: skip
+    n_groups = int(group.max()) + 1
+    tx = None if tcov is None else _truth_design(tcov, group, n_groups)
+    return _Rows(item, judge, verdict.astype(float), design, truth, group, n_judges, n_groups,
+                 tx)  # fmt: skip
+
+
+def _truth_design(tcov, group: np.ndarray, n_groups: int) -> np.ndarray:
+    """Return the truth model's design (I, G + p_t): one-hot group, then the theta covariates."""
+    w = np.asarray(tcov, dtype=float)
+    n_items = group.shape[0]
+    w = w.reshape(n_items, -1) if w.ndim == 1 and w.shape[0] == n_items else w
+    if w.ndim != 2 or w.shape[0] != n_items or not np.isfinite(w).all():
+        raise ValueError(
+            f"theta_covariates must be a finite array of shape ({n_items}, p_t), one row per "
+            f"item (the truth's covariates); got shape {w.shape}"
+            f"{' with NaN/inf' if w.shape[:1] == (n_items,) else ''}."
+        )
+    return np.column_stack([np.eye(n_groups)[group], w])
 
 
 def _eta(rows: _Rows, coef: np.ndarray) -> np.ndarray:
@@ -112,10 +140,10 @@ def _item_loglik(rows: _Rows, coef: np.ndarray) -> np.ndarray:
     return out
 
 
-def _posterior(rows: _Rows, theta: np.ndarray, coef: np.ndarray, random: bool):
-    """P(Z_i = 1 | data) and the marginal log-likelihood."""
+def _posterior(rows: _Rows, prior: np.ndarray, coef: np.ndarray, random: bool):
+    """P(Z_i = 1 | data) and the marginal log-likelihood; ``prior``: P(Z_i = 1), (I,)."""
     ll = _item_loglik(rows, coef)
-    th = np.clip(theta[rows.group], 1e-300, 1 - 1e-16)
+    th = np.clip(prior, 1e-300, 1 - 1e-16)
     joint = ll + np.column_stack([np.log1p(-th), np.log(th)])
     known = rows.truth >= 0
     post = np.where(known, rows.truth, np.exp(joint[:, 1] - np.logaddexp(joint[:, 0], joint[:, 1])))
@@ -168,26 +196,45 @@ def _start(rows: _Rows) -> tuple[np.ndarray, np.ndarray]:
     return post, coef
 
 
+def _n_truth(rows: _Rows) -> int:
+    """Count the truth model's parameters: logit θ per group, or α per group and δ."""
+    return rows.n_groups if rows.tx is None else rows.tx.shape[1]
+
+
+def _prior(rows: _Rows, truth_params: np.ndarray) -> np.ndarray:
+    """P(Z_i = 1) of every item from logit θ (G,) or from (α, δ) with theta covariates."""
+    if rows.tx is None:
+        return special.expit(truth_params)[rows.group]
+    return special.expit(rows.tx @ truth_params)
+
+
 def _gradient(rows: _Rows, params: np.ndarray, random: bool, ridge: float) -> np.ndarray:
-    """Gradient of the penalised marginal log-likelihood in (logit θ, coef) (Fisher identity)."""
-    g = rows.n_groups
-    theta = special.expit(params[:g])
+    """Gradient of the penalised marginal log-likelihood in (truth model, coef) (Fisher).
+
+    The truth model is logit θ per group (unpenalised), or (α, δ) with theta covariates
+    (penalised like the coefficients, which keeps α finite in a group whose posteriors are
+    all 0 or 1).
+    """
+    g = _n_truth(rows)
     coef = params[g:].reshape(rows.n_judges, 2, -1)
-    post, _ = _posterior(rows, theta, coef, random)
+    prior = _prior(rows, params[:g])
+    post, _ = _posterior(rows, prior, coef, random)
     use = (rows.truth < 0) | random
-    d_theta = np.bincount(rows.group[use], post[use] - theta[rows.group[use]], minlength=g)
+    if rows.tx is None:
+        d_truth = np.bincount(rows.group[use], post[use] - prior[use], minlength=g)
+    else:
+        d_truth = rows.tx[use].T @ (post[use] - prior[use]) - ridge * params[:g]
     mu = special.expit(_eta(rows, coef))
     w = np.column_stack([1 - post[rows.item], post[rows.item]])
     resid = w * (rows.verdict[:, None] - mu)  # (R, 2)
     d_coef = np.zeros_like(coef)
     for t in (0, 1):
         np.add.at(d_coef[:, t], rows.judge, resid[:, t, None] * rows.x)
-    return np.concatenate([d_theta, (d_coef - ridge * coef).ravel()])
+    return np.concatenate([d_truth, (d_coef - ridge * coef).ravel()])
 
 
-def _information(rows: _Rows, theta, coef, random: bool, ridge: float) -> np.ndarray:
+def _information(rows: _Rows, point: np.ndarray, random: bool, ridge: float) -> np.ndarray:
     """Observed information: minus the numerical derivative of the analytic gradient."""
-    point = np.concatenate([special.logit(np.clip(theta, 1e-9, 1 - 1e-9)), coef.ravel()])
     size = point.size
     hess = np.zeros((size, size))
     for k in range(size):
@@ -201,8 +248,45 @@ def _information(rows: _Rows, theta, coef, random: bool, ridge: float) -> np.nda
     return -(hess + hess.T) / 2
 
 
+def _aggregate(rows: _Rows, tcoef: np.ndarray, cov: np.ndarray, random: bool, z: float):
+    """θ_g: the mean of P(Z_i = 1 | w_i) over the group's test items, with its Wald interval.
+
+    Under the stratified design the test (unlabelled) items; under the random design every
+    item of the group (the labelled ones are a random part of the same items). A group with
+    no such item averages over all its items. The interval is the delta method on logit θ_g,
+    given these items' covariates.
+    """
+    prob = special.expit(rows.tx @ tcoef)
+    theta, lower, upper = (np.empty(rows.n_groups) for _ in range(3))
+    for g in range(rows.n_groups):
+        mine = rows.group == g
+        sel = mine & ((rows.truth < 0) | random)
+        sel = sel if sel.any() else mine
+        if not sel.any():  # an index no item carries: nothing to average
+            theta[g] = lower[g] = upper[g] = np.nan
+            continue
+        p = prob[sel]
+        theta[g] = p.mean()
+        grad = (rows.tx[sel] * (p * (1 - p))[:, None]).mean(axis=0)
+        t = np.clip(theta[g], 1e-12, 1 - 1e-12)
+        se = np.sqrt(max(float(grad @ cov @ grad), 0.0)) / (t * (1 - t))
+        lower[g], upper[g] = special.expit(special.logit(t) + np.array([-z, z]) * se)
+    return theta, lower, upper
+
+
 def covariate_log_likelihood(
-    item, judge, verdict, covariates, truth, theta, coef, *, group=None, design="stratified"
+    item,
+    judge,
+    verdict,
+    covariates,
+    truth,
+    theta,
+    coef,
+    *,
+    group=None,
+    design="stratified",
+    theta_covariates=None,
+    theta_coef=None,
 ) -> float:
     """Marginal log-likelihood of the covariate model (no multinomial constants).
 
@@ -215,14 +299,18 @@ def covariate_log_likelihood(
         The row's covariates.
     truth : array_like of int, shape (I,)
         -1 for an unlabelled item, else its human label 0 or 1.
-    theta : array_like, shape (G,)
-        θ per group.
+    theta : array_like, shape (G,), or None
+        θ per group (None with ``theta_covariates``).
     coef : array_like, shape (J, 2, 1 + p)
         Logistic coefficients of P(says correct | t), truth 0 then 1, intercept first.
     group : array_like of int, shape (I,), optional
         The item's group (default: one group).
     design : {"stratified", "random"}
         ``"random"``: labelled items' truths count toward θ.
+    theta_covariates : array_like, shape (I, p_t), optional
+        Item covariates of the truth: P(Z_i = 1) = expit(α_g + δᵀ w_i).
+    theta_coef : array_like, shape (G + p_t,), optional
+        With ``theta_covariates``: α per group, then δ.
 
     Returns
     -------
@@ -233,10 +321,61 @@ def covariate_log_likelihood(
     >>> round(covariate_log_likelihood([0, 0], [0, 1], [1, 1], None, [-1], [0.5],
     ...                                np.zeros((2, 2, 1))), 4)  # each verdict 1/2
     -1.3863
+    >>> round(covariate_log_likelihood([0, 0], [0, 1], [1, 1], None, [-1], None,
+    ...                                np.zeros((2, 2, 1)), theta_covariates=[[2.0]],
+    ...                                theta_coef=[0.0, 1.0]), 4)  # the truth no longer matters
+    -1.3863
     """
-    rows = _check(item, judge, verdict, covariates, truth, group, np.shape(coef)[0])
+    rows = _check(item, judge, verdict, covariates, truth, group, np.shape(coef)[0],
+                  theta_covariates)  # fmt: skip
     random = check_design(design, "design") == "random"
-    return float(_posterior(rows, np.asarray(theta, float), np.asarray(coef, float), random)[1])
+    if rows.tx is None:
+        prior = np.asarray(theta, float)[rows.group]
+    else:
+        tcoef = np.asarray(theta_coef if theta_coef is not None else [], dtype=float)
+        if tcoef.shape != (rows.tx.shape[1],):
+            raise ValueError(
+                f"With theta_covariates, theta_coef must hold α per group then δ per theta "
+                f"covariate: {rows.tx.shape[1]} values; got shape {tcoef.shape}."
+            )
+        prior = special.expit(rows.tx @ tcoef)
+    return float(_posterior(rows, prior, np.asarray(coef, float), random)[1])
+
+
+def _em(rows: _Rows, random: bool, ridge: float, max_iter: int, tol: float):
+    """EM from majority vote: (truth parameters, coef, iterations, converged).
+
+    The truth parameters are θ per group, or (α, δ) with theta covariates (their M-step: a
+    ridge logistic regression of the posteriors on the truth design over the items that
+    inform the truth model).
+    """
+    post, coef = _start(rows)
+    use = (rows.truth < 0) | random
+    theta = _theta(rows, post, random)
+    if rows.tx is not None:
+        tpar = np.zeros(rows.tx.shape[1])
+        tpar[: rows.n_groups] = special.logit(np.clip(theta, 0.01, 0.99))
+    converged, it = False, 0
+    for it in range(1, max_iter + 1):  # noqa: B007
+        coef_new = _m_step(rows, post, coef, ridge)
+        if rows.tx is None:
+            new = _theta(rows, post, random)
+            prior = new[rows.group]
+        else:
+            new = _newton(rows.tx[use], post[use], np.ones(use.sum()), tpar, ridge)
+            prior = special.expit(rows.tx @ new)
+        post, _ = _posterior(rows, prior, coef_new, random)
+        old = theta if rows.tx is None else tpar
+        change = max(np.abs(new - old).max(), np.abs(coef_new - coef).max())
+        coef = coef_new
+        if rows.tx is None:
+            theta = new
+        else:
+            tpar = new
+        if change < tol:
+            converged = True
+            break
+    return (theta if rows.tx is None else tpar), coef, it, converged
 
 
 def covariate_dawid_skene(
@@ -252,6 +391,7 @@ def covariate_dawid_skene(
     ridge=1e-3,
     max_iter=2_000,
     tol=1e-8,
+    theta_covariates=None,
 ) -> CovariateFit:
     """ML estimate of θ per group and of each judge's covariate-dependent q0, q1, by EM.
 
@@ -266,19 +406,29 @@ def covariate_dawid_skene(
     ridge : float, default 1e-3
         L2 penalty on every coefficient (a N(0, 1/ridge) prior): keeps a perfect judge's
         intercept finite; at 1e-3 it moves an estimate by far less than its standard error.
+        With ``theta_covariates`` it also applies to α and δ.
     max_iter, tol : int, float
         EM iterations and the stopping rule (largest change of θ and the coefficients).
+    theta_covariates : array_like, shape (I, p_t), optional
+        Item covariates of the truth (one row per item, centred and scaled like
+        ``covariates``): P(Z_i = 1 | w_i) = expit(α_g + δᵀ w_i) with δ shared by all groups.
+        None (default): θ constant within a group, as before.
 
     Returns
     -------
     CovariateFit
+        With ``theta_covariates``, ``theta`` is θ_g aggregated over the group's test items
+        (every item of the group under the random design) and ``theta_coef`` holds α_g then
+        δ; without, ``theta_coef`` is logit θ_g. ``theta_coef_cov`` is their covariance.
 
     Notes
     -----
     With no covariate the model is Dawid–Skene (:func:`bayesjudge.core.jury.dawid_skene`),
     which the tests check to 1e-6. The interval is the Wald interval of logit θ_g with the
     inverse observed information of all parameters (θ's and every coefficient); its coverage
-    is checked by simulation in ``tests/core/test_jury_covariates.py``.
+    is checked by simulation in ``tests/core/test_jury_covariates.py``. Under the stratified
+    design the labelled items' truths were fixed by the design and do not inform the truth
+    model (θ or α, δ); under the random design they do.
 
     Examples
     --------
@@ -293,39 +443,49 @@ def covariate_dawid_skene(
     ...                             truth, -1))
     >>> round(float(fit.theta[0]), 2), round(float(truth.mean()), 2), fit.coef.shape
     (0.52, 0.55, (3, 2, 2))
+
+    A truth that depends on an item covariate w (δ = 1):
+
+    >>> w = rng.normal(size=300)
+    >>> truth = (rng.random(300) < 1 / (1 + np.exp(-w))).astype(int)
+    >>> verdict = (rng.random(900) < np.where(truth[items] == 1, 0.9, 0.2)).astype(int)
+    >>> fit = covariate_dawid_skene(items, judges, verdict, x, np.where(np.arange(300) < 60,
+    ...                             truth, -1), theta_covariates=w)
+    >>> fit.theta_coef.shape, bool(fit.theta_coef[1] > 0)  # α, then δ
+    ((2,), True)
     """
-    rows = _check(item, judge, verdict, covariates, truth, group)
+    rows = _check(item, judge, verdict, covariates, truth, group, tcov=theta_covariates)
     random = check_design(design, "design") == "random"
     alpha = check_alpha(alpha)
-    post, coef = _start(rows)
-    theta = _theta(rows, post, random)
-    converged, it = False, 0
-    for it in range(1, max_iter + 1):  # noqa: B007
-        coef_new = _m_step(rows, post, coef, ridge)
-        theta_new = _theta(rows, post, random)
-        post, _ = _posterior(rows, theta_new, coef_new, random)
-        change = max(np.abs(theta_new - theta).max(), np.abs(coef_new - coef).max())
-        theta, coef = theta_new, coef_new
-        if change < tol:
-            converged = True
-            break
-    post, loglik = _posterior(rows, theta, coef, random)
-    info = _information(rows, theta, coef, random, ridge)
-    cov = np.linalg.pinv(info)
-    g = rows.n_groups
-    se = np.sqrt(np.clip(np.diag(cov)[:g], 0, None))
+    tpar, coef, it, converged = _em(rows, random, ridge, max_iter, tol)
     z = stats.norm.ppf(1 - alpha / 2)
-    logit = special.logit(np.clip(theta, 1e-12, 1 - 1e-12))
+    g = _n_truth(rows)
+    if rows.tx is None:
+        theta, prior = tpar, tpar[rows.group]
+        point = special.logit(np.clip(theta, 1e-9, 1 - 1e-9))
+    else:
+        point, prior = tpar, _prior(rows, tpar)
+    post, loglik = _posterior(rows, prior, coef, random)
+    info = _information(rows, np.concatenate([point, coef.ravel()]), random, ridge)
+    cov = np.linalg.pinv(info)
+    if rows.tx is None:
+        se = np.sqrt(np.clip(np.diag(cov)[:g], 0, None))
+        logit = special.logit(np.clip(theta, 1e-12, 1 - 1e-12))
+        lower, upper = special.expit(logit - z * se), special.expit(logit + z * se)
+    else:
+        theta, lower, upper = _aggregate(rows, tpar, cov[:g, :g], random, z)
     return CovariateFit(
         theta,
-        special.expit(logit - z * se),
-        special.expit(logit + z * se),
+        lower,
+        upper,
         coef,
         cov[g:, g:],
         post,
         float(loglik),
         it,
         converged,
+        point,
+        cov[:g, :g],
     )
 
 

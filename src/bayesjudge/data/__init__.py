@@ -27,7 +27,9 @@ The package's modules, bottom up:
 - :mod:`bayesjudge.data.jury_counting`, :mod:`bayesjudge.data.jury` and
   :mod:`bayesjudge.data.jury_items`: several judges on the same items — long tables read into
   verdict patterns (:class:`~bayesjudge.data.jury.JuryCounts`) or verdict rows with covariates
-  (:class:`~bayesjudge.data.jury_items.JuryItems`).
+  (:class:`~bayesjudge.data.jury_items.JuryItems`);
+- :mod:`bayesjudge.data.categorical_jury`: several judges' K-category verdicts as verdict
+  patterns (:class:`~bayesjudge.data.CategoricalJuryCounts`).
 """
 
 # The names other modules import from bayesjudge.data (``X as X``: re-exported).
@@ -79,6 +81,9 @@ from bayesjudge.data._common import (
 from bayesjudge.data.categorical import (
     CategoricalCounts as CategoricalCounts,
 )
+from bayesjudge.data.categorical_jury import (
+    CategoricalJuryCounts as CategoricalJuryCounts,
+)
 from bayesjudge.data.counts import (
     JudgeCounts as JudgeCounts,
 )
@@ -95,4 +100,4 @@ from bayesjudge.data.reading import (
     as_frame as as_frame,
 )
 
-__all__ = ["CategoricalCounts", "JudgeCounts"]
+__all__ = ["CategoricalCounts", "CategoricalJuryCounts", "JudgeCounts"]

@@ -26,6 +26,15 @@ from bayesjudge.data._common import (
     plain_value,
     sorted_labels,
 )
+from bayesjudge.data.category_labels import (
+    category_array,
+    check_inferred_count,
+    infer_categories,
+    label_key,
+    lookalikes,
+    plain_label,
+    show_pairs,
+)
 from bayesjudge.data.labels import binary_classes, check_positive_held, classify, normalise
 from bayesjudge.data.reading import as_frame
 from bayesjudge.warnings import DesignWarning, MissingLabelWarning
@@ -43,6 +52,10 @@ class JuryTable(NamedTuple):
     systems: np.ndarray
     strata: np.ndarray
     design: str
+    # K-category mode (``categorical=True``): the category labels and where they came from;
+    # verdicts are then category indices 0..K-1 (-1 missing), ``labelled`` (…, K, P).
+    categories: list | None = None
+    categories_source: str | None = None
 
 
 class _Rows(NamedTuple):
@@ -113,11 +126,10 @@ def _verdict_codes(rows: _Rows, column: str, positive) -> tuple[np.ndarray, Any]
     if pos is None and binary_classes({v: v for v in distinct}) > 2:
         raise ValueError(
             f"Column {column!r} of the {rows.where} holds more than two kinds of verdicts "
-            f"({_shown(list(distinct))}). Several judges' verdicts are read as correct/"
-            f"incorrect; K-category verdicts of several judges (ties, grades) are not supported "
-            f"yet. Map them to correct/incorrect first, pass positive=<the value meaning "
-            f"correct> if there are only two, or analyse one judge at a time with "
-            f"CategoricalCounts."
+            f"({_shown(list(distinct))}). JuryCounts reads several judges' verdicts as correct/"
+            f"incorrect; for K-category verdicts of several judges (ties, grades) use "
+            f"CategoricalJuryCounts.from_frames(...), or pass positive=<the value meaning "
+            f"correct> if there are only two."
         )
     mapping, use = classify(distinct, column, rows.where, pos)
     codes = np.array([-1 if v is None else mapping[v] for v in normal], dtype=np.int64)
@@ -130,13 +142,96 @@ def _human_codes(rows: _Rows, column: str, positive, *, required: bool):
     pos = positive.get(column) if isinstance(positive, Mapping) else positive
     mapping, use = classify(distinct, column, rows.where, pos) if distinct else ({}, None)
     codes = np.array([-1 if v is None else mapping[v] for v in normal], dtype=np.int64)
-    if required and (codes < 0).any():
+    if required:
+        _require_human(rows, column, codes)
+    return codes, use
+
+
+def _require_human(rows: _Rows, column: str, codes: np.ndarray) -> None:
+    """Every row of a calibration table needs a human label."""
+    if (codes < 0).any():
         raise ValueError(
             f"Column {column!r} (human=) of the {rows.where} has {int((codes < 0).sum())} "
             f"missing labels; every row of the calibration table needs a human label (drop "
             f"unlabelled rows, or pass one table with the human column empty for them)."
         )
-    return codes, use
+
+
+# ------------------------------------------------------------------ K-category labels
+
+
+def _labels(rows: _Rows, role: str) -> list:
+    """Return the role column's values as category labels (None where missing)."""
+    return [None if is_blank(v) else plain_label(v) for v in rows.columns[role]]
+
+
+def _category_plan(tables: list, columns: dict, categories) -> tuple[list, str]:
+    """Return the category labels (given, or inferred from every label column) and source."""
+    seen: dict[tuple, Any] = {}
+    for rows, with_human in tables:
+        for role in ("judge", "human") if with_human else ("judge",):
+            distinct = {(type(v), v): v for v in _labels(rows, role) if v is not None}
+            values = list(distinct.values())
+            clashes = lookalikes(sorted(values, key=repr))
+            if clashes:
+                raise ValueError(
+                    f"Column {columns[role]!r} ({role}=) of the {rows.where} holds different "
+                    f"values that print alike, compare equal or are one number written "
+                    f"differently: {show_pairs(clashes)}. They would be merged into one "
+                    f"category, or split into two that look the same; make the column one "
+                    f"type (e.g. df[{columns[role]!r}].astype(str)) or fix the spelling."
+                )
+            for key, v in distinct.items():
+                seen.setdefault(key, v)
+    if categories is not None:
+        return category_array(categories).tolist(), "given"
+    values = list(seen.values())
+    clashes = lookalikes(sorted(values, key=repr))
+    if clashes:
+        raise ValueError(
+            f"The label columns hold different values that print alike, compare equal or are "
+            f"one number written differently: {show_pairs(clashes)} (across the verdict and "
+            f"human columns of the tables). Make the columns one type, or pass categories= "
+            f"and labels of that type."
+        )
+    check_inferred_count(values, "The label columns")
+    if len(values) < 2:
+        raise ValueError(
+            f"The label columns hold {len(values)} distinct value(s) {values!r}; K-category "
+            f"verdicts need at least two categories: pass categories=[...] naming them all."
+        )
+    labels = category_array(infer_categories(values), "the inferred categories").tolist()
+    return labels, "inferred"
+
+
+def _category_codes(rows: _Rows, role: str, column: str, labels: list) -> np.ndarray:
+    """Map a label column to category indices, -1 where missing; refuse other values."""
+    index = {label_key(c): i for i, c in enumerate(labels)}
+    values = _labels(rows, role)
+    bad = Counter(v for v in values if v is not None and label_key(v) not in index)
+    if bad:
+        shown = ", ".join(
+            f"{v!r} ({type(v).__name__}, {c} row{'s' if c != 1 else ''})"
+            for v, c in bad.most_common(MAX_GROUPS_SHOWN)
+        )
+        more = len(bad) - MAX_GROUPS_SHOWN
+        text = [c for c in labels if any(str(c) == str(v) for v in bad)]
+        folded = [c for c in labels if any(str(c).casefold() == str(v).casefold() for v in bad)]
+        hint = (
+            f" Labels compare by value and type: {text[0]!r} ({type(text[0]).__name__}) "
+            f"matches only as text, so convert the column or give categories of its type."
+            if text
+            else f" {folded[0]!r} matches only ignoring case."
+            if folded
+            else ""
+        )
+        raise ValueError(
+            f"Column {column!r} ({role}=) of the {rows.where} holds labels outside the "
+            f"categories {labels!r}: {shown}{f', … ({more} more)' if more > 0 else ''}.{hint} "
+            f"Add them to categories= if they are categories, or fix the labels (a typo is "
+            f"never counted silently)."
+        )
+    return np.array([-1 if v is None else index[label_key(v)] for v in values], dtype=np.int64)
 
 
 def _items(rows: _Rows, verdict: np.ndarray, human: np.ndarray | None, has: dict) -> dict:
@@ -252,8 +347,8 @@ def _design(test_items: dict, cal_items: dict | None, design: str | None, one_ta
     return "random", merged, unlabelled
 
 
-def _arrays(labelled: dict, unlabelled: dict, judges: list) -> JuryTable:
-    """Count items per (system, stratum, truth, pattern)."""
+def _arrays(labelled: dict, unlabelled: dict, judges: list, k: int | None = None) -> JuryTable:
+    """Count items per (system, stratum, truth, pattern); ``k``: K categories (else binary)."""
     every = list(unlabelled.items()) + list(labelled.items())
     systems = label_array("system", sorted_labels(k[0] for k, _ in every))
     strata = label_array("stratum", sorted_labels(v["stratum"] for _, v in every))
@@ -268,10 +363,13 @@ def _arrays(labelled: dict, unlabelled: dict, judges: list) -> JuryTable:
             continue  # every verdict of the item was missing: counted in the warning
         truth = entry["human"] if source == "l" else -1
         cells[(s_index[key[0]], r_index[entry["stratum"]], truth, pattern)] += 1
-    patterns = sorted({c[3] for c in cells}, key=lambda p: [(0, 1, 2)[1 - v] for v in p])
+    if k is None:
+        patterns = sorted({c[3] for c in cells}, key=lambda p: [(0, 1, 2)[1 - v] for v in p])
+    else:  # category indices in order, missing last
+        patterns = sorted({c[3] for c in cells}, key=lambda p: [v if v >= 0 else k for v in p])
     p_index = {p: i for i, p in enumerate(patterns)}
     test = np.zeros((len(systems), len(strata), len(patterns)), dtype=np.int64)
-    lab = np.zeros((len(systems), len(strata), 2, len(patterns)), dtype=np.int64)
+    lab = np.zeros((len(systems), len(strata), k or 2, len(patterns)), dtype=np.int64)
     for (s, r, truth, pattern), count in cells.items():
         if truth < 0:
             test[s, r, p_index[pattern]] += count
@@ -293,8 +391,18 @@ def count_jury_frames(
     stratum: str | None = None,
     positive=None,
     design: str | None = None,
+    categories=None,
+    categorical: bool = False,
 ) -> JuryTable:
-    """Count long item tables of several judges; see :meth:`JuryCounts.from_frames`."""
+    """Count long item tables of several judges; see :meth:`JuryCounts.from_frames`.
+
+    ``categorical=True`` reads K-category labels instead (``categories=`` given or inferred,
+    matched by value and type): see :meth:`CategoricalJuryCounts.from_frames`.
+    """
+    if categorical and positive is not None:
+        raise ValueError("positive= applies to binary verdicts; pass categories= instead.")
+    if categories is not None and not categorical:
+        raise ValueError("categories= applies to K-category verdicts (categorical=True).")
     if design not in (None, "stratified", "random"):
         raise ValueError(f"design must be 'stratified', 'random' or None; got {design!r}.")
     if test is None:
@@ -310,15 +418,29 @@ def count_jury_frames(
             raise ValueError("human=None cannot be combined with calibration=; name its column.")
         tables.append((_collect(calibration, "calibration", {**roles, "human": human}), True))
     uses, parsed = [], []
+    labels, source = None, None
+    if categorical:
+        for table_rows, _ in tables:
+            for role, column in roles.items():
+                if column is not None and role != "judge":
+                    _check_present(table_rows, role, column)
+        labels, source = _category_plan(tables, {"judge": judge, "human": human}, categories)
     for table_rows, with_human in tables:
         for role, column in roles.items():
             if column is not None and role != "judge":
                 _check_present(table_rows, role, column)
-        codes, use = _verdict_codes(table_rows, judge, positive)
+        if categorical:
+            codes, use = _category_codes(table_rows, "judge", judge, labels), None
+        else:
+            codes, use = _verdict_codes(table_rows, judge, positive)
         uses.append(use)
         _warn_missing(table_rows.where, judge, table_rows.columns["judges"], codes)
         human_codes = None
-        if with_human:
+        if with_human and categorical:
+            human_codes = _category_codes(table_rows, "human", human, labels)
+            if table_rows.where.startswith("calibration"):
+                _require_human(table_rows, human, human_codes)
+        elif with_human:
             human_codes, h_use = _human_codes(
                 table_rows, human, positive, required=table_rows.where.startswith("calibration")
             )
@@ -331,8 +453,8 @@ def count_jury_frames(
     chosen, labelled, unlabelled = _design(
         parsed[0], parsed[1] if len(parsed) > 1 else None, design, one_table
     )
-    table = _arrays(labelled, unlabelled, judge_labels)
-    return table._replace(design=chosen)
+    table = _arrays(labelled, unlabelled, judge_labels, len(labels) if categorical else None)
+    return table._replace(design=chosen, categories=labels, categories_source=source)
 
 
 class ItemRows(NamedTuple):

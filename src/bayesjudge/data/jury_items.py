@@ -18,11 +18,12 @@ from bayesjudge.data._common import DESIGN_ATTR, DIMS
 from bayesjudge.data.jury import JUDGE, JuryCounts
 from bayesjudge.data.jury_counting import count_jury_items
 
-__all__ = ["COVARIATE", "ITEM", "ROW", "JuryItems"]
+__all__ = ["COVARIATE", "ITEM", "ROW", "THETA_COVARIATE", "JuryItems"]
 
 ROW = "row"
 ITEM = "item"
 COVARIATE = "covariate"
+THETA_COVARIATE = "theta_covariate"
 
 
 class JuryItems:
@@ -36,7 +37,9 @@ class JuryItems:
     - ``covariates`` (row, covariate): the row's covariate values, as given;
     - ``truth`` (item): the human label, -1 where unlabelled;
     - ``item_system``, ``item_stratum`` (item): indexes of the item's group; the coordinate
-      ``item_id`` holds the ids as read.
+      ``item_id`` holds the ids as read;
+    - optionally ``theta_covariates`` (item, theta_covariate): covariates of the truth itself
+      (P(Z_i = 1) depends on them), one value per item.
 
     ``attrs["design"]`` is the labelling design. Build it with :meth:`from_frames`.
     """
@@ -68,6 +71,7 @@ class JuryItems:
         stratum: str | None = None,
         positive=None,
         design: str | None = None,
+        theta_covariates: str | Sequence[str] | None = None,
     ) -> JuryItems:
         """Read long tables of verdict rows with covariate columns.
 
@@ -86,6 +90,12 @@ class JuryItems:
             As in :meth:`JuryCounts.from_frames`.
         covariates : str or sequence of str
             Numeric columns (booleans count 0/1); a missing or non-numeric value is an error.
+        theta_covariates : str or sequence of str, optional
+            Numeric columns on which the truth itself depends (P(Z_i = 1 | w_i) =
+            expit(α_g + δᵀ w_i) in :func:`~bayesjudge.jury_estimate.jury_covariate_estimate`):
+            item-level values such as the length difference of a pair, constant over an item's
+            rows (else an error naming the items). A column may also be in ``covariates``; a
+            per-verdict one (the position shown) may not be a theta covariate.
 
         Returns
         -------
@@ -101,13 +111,19 @@ class JuryItems:
         ...                               covariates="first")
         >>> items.sizes, items.design
         ({'row': 4, 'item': 2, 'judge': 2, 'covariate': 1}, 'random')
+        >>> rows["diff"] = [0.5, 0.5, -1.0, -1.0]  # one value per item
+        >>> JuryItems.from_frames(rows, judges="grader", item="item", covariates="first",
+        ...                       theta_covariates="diff").theta_covariate_names
+        ['diff']
         """
+        names = [covariates] if isinstance(covariates, str) else list(covariates)
+        t_names = _names(theta_covariates)
         read = count_jury_items(
             test,
             calibration,
             judges=judges,
             item=item,
-            covariates=covariates,
+            covariates=list(dict.fromkeys([*names, *t_names])),
             judge=judge,
             human=human,
             system=system,
@@ -115,13 +131,15 @@ class JuryItems:
             positive=positive,
             design=design,
         )
-        names = [covariates] if isinstance(covariates, str) else list(covariates)
+        read_names = list(dict.fromkeys([*names, *t_names]))
+        columns = np.asarray(read.covariates, dtype=float).reshape(len(read.verdict), -1)
+        row_x = columns[:, [read_names.index(c) for c in names]]
         ds = xr.Dataset(
             {
                 "row_item": (ROW, read.row_item),
                 "row_judge": (ROW, read.row_judge),
                 "verdict": (ROW, read.verdict),
-                "covariates": ((ROW, COVARIATE), read.covariates),
+                "covariates": ((ROW, COVARIATE), row_x),
                 "truth": (ITEM, read.truth),
                 "item_system": (ITEM, read.item_system),
                 "item_stratum": (ITEM, read.item_stratum),
@@ -135,6 +153,11 @@ class JuryItems:
             },
             attrs={DESIGN_ATTR: read.design},
         )
+        if t_names:
+            w = _per_item(columns[:, [read_names.index(c) for c in t_names]], read.row_item,
+                          len(read.truth), t_names, ds["item_id"].values)  # fmt: skip
+            ds["theta_covariates"] = ((ITEM, THETA_COVARIATE), w)
+            ds = ds.assign_coords({THETA_COVARIATE: t_names})
         return cls(ds)
 
     @property
@@ -151,6 +174,19 @@ class JuryItems:
     def covariate_names(self) -> list[str]:
         """The covariates' names."""
         return [str(c) for c in self._ds.indexes[COVARIATE]]
+
+    @property
+    def theta_covariate_names(self) -> list[str]:
+        """The names of the truth's covariates (empty without them)."""
+        if THETA_COVARIATE not in self._ds.indexes:
+            return []
+        return [str(c) for c in self._ds.indexes[THETA_COVARIATE]]
+
+    def theta_covariates(self) -> np.ndarray:
+        """Return the truth's covariates, one row per item: shape (item, theta_covariate)."""
+        if "theta_covariates" not in self._ds.data_vars:
+            return np.zeros((self._ds.sizes[ITEM], 0))
+        return np.asarray(self._ds["theta_covariates"].values, dtype=float)
 
     @property
     def systems(self) -> list:
@@ -228,6 +264,38 @@ class JuryItems:
         labelled = int((self._ds["truth"].values >= 0).sum())
         return (
             f"<bayesjudge.JuryItems: {s['row']} verdicts of {s['judge']} judges on {s['item']} "
-            f"items ({labelled} labelled), covariates {self.covariate_names}, design "
-            f"{self.design!r}>"
+            f"items ({labelled} labelled), covariates {self.covariate_names}"
+            + (f", theta covariates {self.theta_covariate_names}" if self.theta_covariate_names
+               else "")
+            + f", design {self.design!r}>"
+        )  # fmt: skip
+
+
+def _names(columns) -> list[str]:
+    if columns is None:
+        return []
+    names = [columns] if isinstance(columns, str) else list(columns)
+    if not all(isinstance(c, str) for c in names):
+        raise ValueError(f"theta_covariates must name columns (str); got {columns!r}.")
+    return names
+
+
+def _per_item(x: np.ndarray, row_item: np.ndarray, n_items: int, names, ids) -> np.ndarray:
+    """Collapse row values (R, p_t) to one per item; refuse values that vary within an item."""
+    low = np.full((n_items, x.shape[1]), np.inf)
+    high = np.full((n_items, x.shape[1]), -np.inf)
+    np.minimum.at(low, row_item, x)
+    np.maximum.at(high, row_item, x)
+    varies = low != high
+    if varies.any():
+        bad = {c: [ids[i] for i in np.flatnonzero(varies[:, k])] for k, c in enumerate(names)
+               if varies[:, k].any()}  # fmt: skip
+        detail = "; ".join(f"{c!r} on items {v[:10]}{' ...' if len(v) > 10 else ''}"
+                           for c, v in bad.items())  # fmt: skip
+        raise ValueError(
+            f"theta_covariates must be constant within each item (the truth is one per item), "
+            f"but {detail} take several values. Use an item-level column (e.g. the length "
+            f"difference of the pair), or keep a per-verdict one (the position shown) in "
+            f"covariates= only."
         )
+    return low

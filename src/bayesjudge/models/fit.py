@@ -35,6 +35,7 @@ from bayesjudge.core.exact import (
     test_set_theta_draws,
 )
 from bayesjudge.data import DEFAULT_DESIGN, DIMS, CategoricalCounts, JudgeCounts
+from bayesjudge.data.categorical_jury import CategoricalJuryCounts
 from bayesjudge.data.jury import JuryCounts
 from bayesjudge.data.jury_items import JuryItems
 from bayesjudge.diagnostics import check_pooled_calibration, judge_diagnostics
@@ -47,6 +48,11 @@ from bayesjudge.models.build import (
     resolve_paired,
 )
 from bayesjudge.models.categorical import CATEGORICAL_FORMAT, fit_categorical, load_categorical
+from bayesjudge.models.categorical_jury import (
+    CATEGORICAL_JURY_FORMAT,
+    fit_categorical_jury,
+    load_categorical_jury,
+)
 from bayesjudge.models.item_effect import item_effect_config
 from bayesjudge.models.jury import JURY_FORMAT, fit_jury, load_jury
 from bayesjudge.models.jury_covariates import (
@@ -448,7 +454,11 @@ def fit(
     which returns a ``JuryFit``; verdict rows with covariates
     (:class:`~bayesjudge.data.jury_items.JuryItems`) to
     :func:`bayesjudge.models.jury_covariates.fit_jury_covariates` (``pool_judges=``),
-    which returns a ``JuryCovariateFit``.
+    which returns a ``JuryCovariateFit``. K-category verdict patterns of several judges
+    (:class:`~bayesjudge.data.categorical_jury.CategoricalJuryCounts`) are handed to
+    :func:`bayesjudge.models.categorical_jury.fit_categorical_jury` (``calibration`` default
+    ``"shared"`` or ``"separate"``, ``priors`` a ``CategoricalPriors``, ``scores=``), which
+    returns a ``CategoricalJuryFit``.
 
     The labelling design of the counts (:attr:`JudgeCounts.design`) is part of the model:
     under ``"random"`` the truth counts of the labelled items, m1 ~ Binomial(m0 + m1, θ),
@@ -490,12 +500,14 @@ def fit(
         available for ``calibration="separate"`` with Beta (parameters ≥ 1) or known priors,
         every group with its own calibration counts, ``aggregate`` None, ``"auto"``,
         ``"test"`` or weights, and ``judge_better_than_chance=False``. ``summary()`` then
-        reports the exact mean, sd, median and equal-tailed interval of θ, q0 and q1
-        (quantile error < 1e-4); ``posterior`` holds ``chains × draws`` i.i.d. exact draws
-        (default 4 × 1000, the chain dim kept for ArviZ), from which the HDI, derived
-        variables (``youden``, ``p``, ``theta_total``), ``compare`` and ``ppc`` are
-        computed. ``tune``, ``sampler`` and ``target_accept`` are not used; ESS is the
-        number of draws and r_hat is 1 (independent draws); no ConvergenceWarning. Not
+        reports the exact mean, sd, median, equal-tailed interval and HDI of θ, q0, q1
+        (quantile error < 1e-4) and, with the flat θ prior of the stratified design, of
+        ``youden``; ``posterior`` holds ``chains × draws`` i.i.d. exact draws (default
+        4 × 1000, the chain dim kept for ArviZ), made from ``random_seed`` on first access
+        (not by ``fit`` or such a summary), from which the other derived variables (``p``,
+        ``theta_total``), ``compare`` and ``ppc`` are computed. ``tune``, ``sampler`` and
+        ``target_accept`` are not used; ESS is the number of draws and r_hat is 1
+        (independent draws); no ConvergenceWarning. Not
         available for the paired model. Under the random labelling design the engine is
         called with ``design="random"`` (the posterior of the stratified design with θ prior
         Beta(a + m1, b + m0)).
@@ -577,29 +589,14 @@ def fit(
     >>> result.compare  # doctest: +ELLIPSIS
     <bound method Fit.compare of <bayesjudge.Fit calibration='separate' systems=1 ...>>
     """
-    if isinstance(counts, JuryItems):  # verdict rows with covariates: the covariate model
-        _check_jury_options(
-            pool_over=pool_over, aggregate=aggregate, paired=paired, sampler=sampler,
+    if isinstance(counts, JuryItems | CategoricalJuryCounts | JuryCounts):
+        return _fit_several_judges(
+            counts, pool_over=pool_over, aggregate=aggregate, paired=paired, sampler=sampler,
             method=method, estimand=estimand, confusion=confusion, scores=scores,
-            calibration=calibration, dependence=dependence,
-        )  # fmt: skip
-        return fit_jury_covariates(
-            counts, pool_judges=pool_judges, priors=priors, draws=draws, tune=tune,
-            judge_better_than_chance=True if judge_better_than_chance else None,
-            chains=chains, random_seed=random_seed, target_accept=target_accept,
+            calibration=calibration, dependence=dependence, pool_judges=pool_judges,
+            priors=priors, judge_better_than_chance=judge_better_than_chance, draws=draws,
+            tune=tune, chains=chains, random_seed=random_seed, target_accept=target_accept,
             progressbar=progressbar,
-        )  # fmt: skip
-    if isinstance(counts, JuryCounts):
-        _check_jury_options(
-            pool_over=pool_over, aggregate=aggregate, paired=paired, sampler=sampler,
-            method=method, estimand=estimand, confusion=confusion, scores=scores,
-        )  # fmt: skip
-        return fit_jury(
-            counts, calibration="shared" if calibration is None else calibration,
-            pool_judges=pool_judges, dependence=dependence, priors=priors,
-            judge_better_than_chance=True if judge_better_than_chance else None,
-            draws=draws, tune=tune, chains=chains, random_seed=random_seed,
-            target_accept=target_accept, progressbar=progressbar,
         )  # fmt: skip
     if pool_judges is not False or dependence is not None:
         raise ValueError(
@@ -1133,6 +1130,13 @@ def _fit_exact(
     counts: JudgeCounts, config: dict, *, draws: int, chains: int, random_seed: int,
     estimand: str = "population",
 ):  # fmt: skip
+    """Fit ``method="exact"``: the exact marginals now, the i.i.d. draws when first needed.
+
+    summary() of θ, q0, q1 (and of youden under the flat θ prior) comes from the marginals;
+    the ``chains × draws`` joint draws (:func:`_exact_draws`, seeded by ``random_seed``, so
+    the same whenever they are made) are made on the first access to ``posterior`` or
+    ``tree``, which is most of an exact fit's cost at thousands of groups (issue 13).
+    """
     reason = _exact_unsupported(counts, config)
     if reason:
         raise ValueError(f"method='exact' is not available here: {reason}")
@@ -1142,39 +1146,29 @@ def _fit_exact(
     ds = counts.dataset
     data = [ds[v].values for v in ("k", "n", "tn", "m0", "tp", "m1")]
     # The random design's truth counts: the engine's design keyword (Beta(a + m1, b + m0)).
-    design = {"design": counts.design}
+    engine = {"theta_prior": priors.theta, "q0_prior": priors.q0, "q1_prior": priors.q1,
+              "design": counts.design}  # fmt: skip
+    # J's exact marginal needs the flat θ prior (stratified design); else youden from draws.
+    flat = counts.design == "stratified" and tuple(priors.theta) == (1.0, 1.0)
+    variables = (*_EXACT_VARS, "youden") if flat else _EXACT_VARS
     try:
-        marginals = exact_marginals(
-            *data, theta_prior=priors.theta, q0_prior=priors.q0, q1_prior=priors.q1,
-            **design, **EXACT_ENGINE,
-        )  # fmt: skip
-        drawn = exact_draws(
-            *data, size=draws * chains, rng=random_seed, theta_prior=priors.theta,
-            q0_prior=priors.q0, q1_prior=priors.q1, **design,
-        )  # fmt: skip
+        marginals = exact_marginals(*data, **engine, **EXACT_ENGINE, variables=variables)
     except ValueError as err:
         raise ValueError(f"method='exact' is not available here: {err}") from None
-    coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
-    coords |= {"system": counts.systems, "stratum": counts.strata}
-    dims = ("chain", "draw", *DIMS)
-    drawn = {v: x.reshape(chains, draws, *x.shape[1:]) for v, x in drawn.items()}
-    drawn["youden"] = drawn["q0"] + drawn["q1"] - 1
-    drawn["p"] = drawn["theta"] * drawn["youden"] + (1 - drawn["q0"])  # θ q1 + (1 − θ)(1 − q0)
-    posterior = xr.Dataset({v: (dims, x) for v, x in drawn.items()}, coords=coords)
-    kind, weights = aggregate_weights(counts, config["aggregate"])
-    if kind is not None:
-        w = xr.DataArray(weights, dims=DIMS, coords={d: coords[d] for d in DIMS})
-        posterior["theta_total"] = (posterior["theta"] * w).sum("stratum")
-    posterior.attrs.update({"method": "exact", "draws": "i.i.d. from the exact posterior"})
+    youden = marginals.get("youden")
+    parts = () if youden is None else (youden.grid, youden.density, youden.cdf_values)
+    if not all(np.all(np.isfinite(x)) for x in parts):
+        del marginals["youden"]  # an extreme group the lattice misses: youden from the draws
+    coords = {"system": counts.systems, "stratum": counts.strata}
     grids = {}
     for v, m in marginals.items():
         point = ("system", "stratum", f"{v}_point")
         grids[f"{v}_grid"] = (point, m.grid)
         grids[f"{v}_density"] = (point, m.density)
         grids[f"{v}_cdf"] = (point, m.cdf_values)
-    exact = xr.Dataset(grids, coords={d: coords[d] for d in DIMS})
+    exact = xr.Dataset(grids, coords=coords)
     exact.attrs.update({k: int(v) for k, v in EXACT_ENGINE.items() if v is not None})
-    tree = xr.DataTree.from_dict({"posterior": posterior, "exact": exact})
+    tree = xr.DataTree.from_dict({"exact": exact})
     for name, frame in _observed_tree(model).items():
         tree[name] = xr.DataTree(frame)
     tree["counts"] = xr.DataTree(counts.dataset)
@@ -1190,9 +1184,42 @@ def _fit_exact(
         "target_accept": None,
         "estimand": estimand,
     }
-    result = Fit(tree, fit_config, model=model)
-    result.tree.attrs["method"] = "exact"
-    return result
+    names = [*_EXACT_VARS, "youden", "p"]
+    if aggregate_weights(counts, config["aggregate"])[0] is not None:
+        names.append("theta_total")
+    tree.attrs["method"] = "exact"
+    return Fit(tree, fit_config, model=model, lazy_posterior=(_exact_draws, names))
+
+
+def _exact_draws(counts: JudgeCounts, config: dict) -> xr.Dataset:
+    """Make the exact fit's posterior: ``chains × draws`` i.i.d. joint draws and derived ones.
+
+    Reproducible: the draws depend on the counts, priors and ``random_seed`` only.
+    """
+    priors = Priors.from_dict(config["priors"])
+    ds = counts.dataset
+    data = [ds[v].values for v in ("k", "n", "tn", "m0", "tp", "m1")]
+    chains, draws = int(config["chains"]), int(config["draws"])
+    try:
+        drawn = exact_draws(
+            *data, size=draws * chains, rng=config["random_seed"], theta_prior=priors.theta,
+            q0_prior=priors.q0, q1_prior=priors.q1, design=counts.design,
+        )  # fmt: skip
+    except ValueError as err:
+        raise ValueError(f"method='exact' is not available here: {err}") from None
+    coords = {"chain": np.arange(chains), "draw": np.arange(draws)}
+    coords |= {"system": counts.systems, "stratum": counts.strata}
+    dims = ("chain", "draw", *DIMS)
+    drawn = {v: x.reshape(chains, draws, *x.shape[1:]) for v, x in drawn.items()}
+    drawn["youden"] = drawn["q0"] + drawn["q1"] - 1
+    drawn["p"] = drawn["theta"] * drawn["youden"] + (1 - drawn["q0"])  # θ q1 + (1 − θ)(1 − q0)
+    posterior = xr.Dataset({v: (dims, x) for v, x in drawn.items()}, coords=coords)
+    kind, weights = aggregate_weights(counts, config["aggregate"])
+    if kind is not None:
+        w = xr.DataArray(weights, dims=DIMS, coords={d: coords[d] for d in DIMS})
+        posterior["theta_total"] = (posterior["theta"] * w).sum("stratum")
+    posterior.attrs.update({"method": "exact", "draws": "i.i.d. from the exact posterior"})
+    return posterior
 
 
 def prior_predictive(
@@ -1411,12 +1438,15 @@ class Fit:
         ``estimand`` too.
     """
 
-    def __init__(self, tree: xr.DataTree, config: dict, model=None) -> None:
-        self.tree = tree
+    def __init__(self, tree: xr.DataTree, config: dict, model=None, lazy_posterior=None) -> None:
+        # lazy_posterior: (make, names) of an exact fit whose draws are made on first access
+        # to ``posterior`` or ``tree``, by make(counts, config) (variables ``names``).
+        self._tree = tree
+        self._lazy = lazy_posterior
         self.config = dict(config)
         self._model = model
         labelling = {"design": self.design, "estimand": self.estimand}
-        self.tree.attrs.update(
+        self._tree.attrs.update(
             {
                 "bayesjudge_version": __version__,
                 "bayesjudge_config": json.dumps(self.config, sort_keys=True),
@@ -1426,15 +1456,39 @@ class Fit:
                 **labelling,
             }
         )
-        if "posterior" in self.tree.children:
-            self.tree["posterior"].attrs.update(labelling)
+        if "posterior" in self._tree.children:
+            self._tree["posterior"].attrs.update(labelling)
 
     # ----------------------------------------------------------------- access
+
+    @property
+    def tree(self) -> xr.DataTree:
+        """The fit's DataTree (an exact fit makes its posterior draws on first access)."""
+        if self._lazy is not None:
+            make, _ = self._lazy
+            posterior = make(self.counts, self.config)
+            posterior.attrs.update({"design": self.design, "estimand": self.estimand})
+            children = {"posterior": xr.DataTree(posterior), **dict(self._tree.children)}
+            self._tree = xr.DataTree(dataset=self._tree.to_dataset(inherit=False),
+                                     children=children)  # fmt: skip
+            self._lazy = None
+        return self._tree
+
+    @tree.setter
+    def tree(self, value: xr.DataTree) -> None:
+        self._tree = value
+        self._lazy = None
 
     @property
     def posterior(self) -> xr.Dataset:
         """The posterior draws, dims ``(chain, draw, system, stratum)``."""
         return self.tree["posterior"].dataset
+
+    def _posterior_vars(self) -> list[str]:
+        """Return the posterior's variable names, without making an exact fit's draws."""
+        if self._lazy is not None:
+            return list(self._lazy[1])
+        return list(self._tree["posterior"].dataset.data_vars)
 
     @property
     def design(self) -> str:
@@ -1466,7 +1520,7 @@ class Fit:
     @property
     def counts(self) -> JudgeCounts:
         """The counts the model was fitted to."""
-        return JudgeCounts(self.tree["counts"].dataset)
+        return JudgeCounts(self._tree["counts"].dataset)
 
     @property
     def model(self) -> pm.Model:
@@ -1495,7 +1549,7 @@ class Fit:
             var_names=[
                 v
                 for v in (self.theta_var, self.theta_var.replace("theta", "theta_total"))
-                if v in self.posterior.data_vars
+                if v in self._posterior_vars()
             ],
         )
         cols = ["variable", "system", "stratum", "mean", "eti_lower", "eti_upper", "r_hat"]
@@ -1505,7 +1559,8 @@ class Fit:
     def _reported(self) -> list[str]:
         # The test-set estimand reports theta_test (theta_total_test) in place of θ (θ_total).
         skip = ("theta", "theta_total") if self.estimand == "test-set" else TEST_SET_VARS
-        return [v for v in REPORTED if v in self.posterior.data_vars and v not in skip]
+        present = self._posterior_vars()
+        return [v for v in REPORTED if v in present and v not in skip]
 
     @property
     def method(self) -> str:
@@ -1513,8 +1568,8 @@ class Fit:
         return self.config.get("method", "mcmc")
 
     def _exact_marginal(self, name: str):
-        """Return the exact marginal of theta, q0 or q1 (a core.exact.Marginal)."""
-        ds = self.tree["exact"].dataset
+        """Return the exact marginal of theta, q0, q1 or youden (a core.exact.Marginal)."""
+        ds = self._tree["exact"].dataset
         return Marginal(
             grid=ds[f"{name}_grid"].values,
             density=ds[f"{name}_density"].values,
@@ -1541,30 +1596,35 @@ class Fit:
     def _exact_summary(self, name: str, ci_prob: float) -> xr.Dataset:
         """summary()'s Dataset of one variable of an exact fit, computed on numpy arrays.
 
-        θ, q0, q1 from the exact marginals (HDI included); youden, p and theta_total from
-        one sort of the i.i.d. draws (az.hdi and quantile sorted them twice). The Dataset is
-        built once at the end: xarray's per-operation alignment of the group coordinates
-        cost more than the statistics themselves at thousands of groups.
+        θ, q0, q1 (and youden, whose marginal an exact fit under the flat θ prior holds) from
+        the exact marginals, HDI included, without making the draws; p, theta_total (and
+        youden otherwise) from one sort of the i.i.d. draws (az.hdi and quantile sorted them
+        twice). The Dataset is built once at the end: xarray's per-operation alignment of the
+        group coordinates cost more than the statistics themselves at thousands of groups.
         """
-        draws = self.posterior[name]
-        dims = tuple(d for d in draws.dims if d not in ("chain", "draw"))
-        x = draws.transpose(*dims, "chain", "draw").values
-        x = x.reshape(*x.shape[:-2], -1)  # a view where the draws lie contiguous per group
-        if name in _EXACT_VARS:
+        size = float(int(self.config["chains"]) * int(self.config["draws"]))
+        if f"{name}_grid" in self._tree["exact"].dataset:
+            dims = DIMS
+            counts = self._tree["counts"].dataset
+            coords = {d: counts.coords[d] for d in dims if d in counts.coords}
             stats = self._exact_stats(name, ci_prob)
-            stats = {k: (v if isinstance(v, tuple) else v.reshape(x.shape[:-1]))
-                     for k, v in stats.items()}  # fmt: skip
+            fixed = self._exact_marginal(name).known
         else:
+            draws = self.posterior[name]
+            dims = tuple(d for d in draws.dims if d not in ("chain", "draw"))
+            x = draws.transpose(*dims, "chain", "draw").values
+            x = x.reshape(*x.shape[:-2], -1)  # a view where the draws lie contiguous per group
             stats = _sorted_stats(x, ci_prob)
-        size = float(x.shape[-1])
-        fixed = ~(x.max(-1) > x.min(-1))
-        data = {k: (dims, np.asarray(stats[k], dtype=float)) for k in ("mean", "sd", "median")}
+            fixed = ~(x.max(-1) > x.min(-1))
+            coords = {d: draws.coords[d] for d in dims if d in draws.coords}
+        shape = fixed.shape
+        data = {k: (dims, np.asarray(stats[k], dtype=float).reshape(shape))
+                for k in ("mean", "sd", "median")}  # fmt: skip
         for k in ("eti", "hdi"):
-            bounds = [np.asarray(b, dtype=float).reshape(x.shape[:-1]) for b in stats[k]]
+            bounds = [np.asarray(b, dtype=float).reshape(shape) for b in stats[k]]
             data[k] = (("ci_bound", *dims), np.stack(bounds))
         for k, value in (("ess_bulk", size), ("ess_tail", size), ("r_hat", 1.0)):
             data[k] = (dims, np.where(fixed, np.nan, value))
-        coords = {d: draws.coords[d] for d in dims if d in draws.coords}
         return xr.Dataset(
             data,
             coords={**coords, "ci_bound": ["lower", "upper"]},
@@ -1585,7 +1645,7 @@ class Fit:
         (0, True, True)
         """
         if self.method == "exact":
-            size = int(self.posterior.sizes["chain"] * self.posterior.sizes["draw"])
+            size = int(self.config["chains"]) * int(self.config["draws"])
             # I.i.d. draws from the exact posterior: nothing to diagnose.
             return {
                 "divergences": 0,
@@ -1712,12 +1772,10 @@ class Fit:
         if isinstance(var_names, str):
             var_names = [var_names]
         names = self._reported() if var_names is None else list(var_names)
-        unknown = [v for v in names if v not in self.posterior.data_vars]
+        present = self._posterior_vars()
+        unknown = [v for v in names if v not in present]
         if unknown:
-            raise ValueError(
-                f"var_names {unknown} are not in the posterior; it has "
-                f"{list(self.posterior.data_vars)}."
-            )
+            raise ValueError(f"var_names {unknown} are not in the posterior; it has {present}.")
         tree = xr.DataTree()
         for name in names:
             if self.method == "exact":
@@ -2038,6 +2096,8 @@ def load(path) -> Fit:
     attrs = tree.attrs
     if attrs.get("format") == CATEGORICAL_FORMAT:  # a K-category fit: its own reader
         return load_categorical(path)
+    if attrs.get("format") == CATEGORICAL_JURY_FORMAT:  # several judges, K categories
+        return load_categorical_jury(path)
     if attrs.get("format") == JURY_FORMAT:  # several judges: its own reader
         return load_jury(path)
     if attrs.get("format") == JURY_COVARIATES_FORMAT:  # the covariate model of several judges
@@ -2125,6 +2185,42 @@ def _check_categorical_options(**given) -> None:
             "by NUTS (nutpie) per (system, stratum) group with the population estimand. Drop "
             "these options; see bayesjudge.models.categorical.fit_categorical."
         )
+
+
+def _fit_several_judges(counts, **o):
+    """``fit`` of several judges' data: JuryItems, CategoricalJuryCounts or JuryCounts."""
+    single = {k: o[k] for k in ("pool_over", "aggregate", "paired", "sampler", "method",
+                                "estimand", "confusion")}  # fmt: skip
+    sampling = {k: o[k] for k in ("draws", "tune", "chains", "random_seed", "target_accept",
+                                  "progressbar")}  # fmt: skip
+    better = True if o["judge_better_than_chance"] else None
+    calibration = "shared" if o["calibration"] is None else o["calibration"]
+    if isinstance(counts, JuryItems):  # verdict rows with covariates: the covariate model
+        _check_jury_options(
+            **single, scores=o["scores"], calibration=o["calibration"], dependence=o["dependence"]
+        )
+        return fit_jury_covariates(
+            counts, pool_judges=o["pool_judges"], priors=o["priors"],
+            judge_better_than_chance=better, **sampling,
+        )  # fmt: skip
+    if isinstance(counts, CategoricalJuryCounts):  # several judges' K-category verdicts
+        _check_jury_options(**single, dependence=o["dependence"])
+        if o["pool_judges"] is not False or o["judge_better_than_chance"]:
+            raise ValueError(
+                "pool_judges= and judge_better_than_chance= are options of binary verdict "
+                "patterns (JuryCounts); the K-category jury starts every chain with every judge "
+                "mostly right instead. Drop them; see "
+                "bayesjudge.models.categorical_jury.fit_categorical_jury."
+            )
+        return fit_categorical_jury(
+            counts, calibration=calibration, priors=o["priors"], scores=o["scores"], **sampling
+        )
+    _check_jury_options(**single, scores=o["scores"])
+    return fit_jury(
+        counts, calibration=calibration, pool_judges=o["pool_judges"],
+        dependence=o["dependence"], priors=o["priors"], judge_better_than_chance=better,
+        **sampling,
+    )  # fmt: skip
 
 
 def _check_jury_options(**given) -> None:

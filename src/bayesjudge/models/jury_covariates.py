@@ -10,6 +10,11 @@ unlabelled items, known for labelled ones), θ per group g = (system, stratum). 
 summed out item by item in one vectorised ``pm.Potential`` (segment sums over the rows). The
 model card is ``models/jury-covariates.md``; :func:`fit_jury_covariates` fits it with nutpie
 and returns a :class:`JuryCovariateFit`.
+
+With theta covariates (``JuryItems.from_frames(..., theta_covariates=)``) the truth depends on
+item covariates w_i too: P(Z_i = 1) = expit(α_g + δ · w_i) (w standardised), α_g ~
+Normal(0, THETA_INTERCEPT_SD), δ ~ Normal(0, SLOPE_SD); ``theta`` is then the Deterministic
+mean of that probability over the group's test items (all its items under the random design).
 """
 
 from __future__ import annotations
@@ -34,7 +39,7 @@ from bayesjudge.core._validation import check_open_unit
 from bayesjudge.core.jury_covariates import covariate_levels
 from bayesjudge.data import DIMS
 from bayesjudge.data.jury import JUDGE
-from bayesjudge.data.jury_items import COVARIATE, ITEM, ROW, JuryItems
+from bayesjudge.data.jury_items import COVARIATE, ITEM, ROW, THETA_COVARIATE, JuryItems
 from bayesjudge.models.priors import Priors
 from bayesjudge.models.sampling import (
     check_int,
@@ -53,6 +58,7 @@ __all__ = [
     "JURY_COVARIATES_FORMAT",
     "SLOPE_POOL_SCALE",
     "SLOPE_SD",
+    "THETA_INTERCEPT_SD",
     "JuryCovariateFit",
     "build_jury_covariate_model",
     "fit_jury_covariates",
@@ -64,17 +70,25 @@ __all__ = [
 #: Normal(0, SLOPE_SD) prior of every slope (per standard deviation of its covariate); with
 #: ``pool_judges=True`` the prior of the judges' common mean slope.
 SLOPE_SD = 1.0
+#: Normal(0, THETA_INTERCEPT_SD) prior of each group's logit P(Z = 1) at the mean item, with
+#: theta covariates (about uniform on θ between 0.05 and 0.95).
+THETA_INTERCEPT_SD = 1.5
 #: HalfNormal scale of the judges' spread of slopes around their mean (``pool_judges=True``).
 SLOPE_POOL_SCALE = 0.5
 #: The ``format`` attr of a saved fit.
 JURY_COVARIATES_FORMAT = "bayesjudge-jury-covariates-fit-1"
 TRUTH = "truth"
 TERM = "term"
-REPORTED = ("theta", "coef")
+REPORTED = ("theta", "coef", "theta_slope")
 _COMPILED: OrderedDict[str, object] = OrderedDict()
 _COMPILED_MAX = 8
 _MODEL_KEYS = ("kind", "pool_judges", "priors", "judge_better_than_chance", "design",
-               "covariates", "center", "scale", "slope_sd", "slope_pool_scale")  # fmt: skip
+               "covariates", "center", "scale", "slope_sd", "slope_pool_scale",
+               "theta_covariates", "theta_center", "theta_scale",
+               "theta_intercept_sd")  # fmt: skip
+#: What a fit saved before theta covariates lacks (the constant-θ model).
+_NO_THETA_COVARIATES = {"theta_covariates": [], "theta_center": [], "theta_scale": [],
+                        "theta_intercept_sd": THETA_INTERCEPT_SD}  # fmt: skip
 
 
 # ----------------------------------------------------------------------------- configuration
@@ -140,7 +154,9 @@ def jury_covariate_config(
     Parameters
     ----------
     items : JuryItems
-        Verdict rows with at least one covariate.
+        Verdict rows with at least one covariate. With theta covariates
+        (``JuryItems.from_frames(..., theta_covariates=)``) the truth is logistic in them
+        (``theta_intercept``, ``theta_slope``; ``Priors.theta`` is then not used).
     pool_judges : bool, default False
         Draw every judge's slopes around a common mean per (truth, covariate), non-centred.
     priors : Priors, optional
@@ -186,6 +202,8 @@ def jury_covariate_config(
         judge_better_than_chance = labelled == 0
     judge_better_than_chance = _check_flag("judge_better_than_chance", judge_better_than_chance)
     _, center, scale = standardised_covariates(items)
+    w = items.theta_covariates()
+    t_center, t_sd = w.mean(axis=0), w.std(axis=0)
     return {
         "kind": "jury-covariates",
         "pool_judges": pool_judges,
@@ -197,6 +215,10 @@ def jury_covariate_config(
         "scale": [float(v) for v in scale],
         "slope_sd": SLOPE_SD,
         "slope_pool_scale": SLOPE_POOL_SCALE,
+        "theta_covariates": items.theta_covariate_names,
+        "theta_center": [float(v) for v in t_center],
+        "theta_scale": [float(v) if v > 0 else 1.0 for v in t_sd],
+        "theta_intercept_sd": THETA_INTERCEPT_SD,
     }
 
 
@@ -234,19 +256,18 @@ def _slopes(config: dict):
     return pm.Deterministic("slope", mean + scale * z, dims=dims)
 
 
-def _item_log_likelihood(coef, theta_flat, data: dict, random: bool):
+def _item_log_likelihood(coef, log_truth, data: dict, random: bool):
     """Σ over items of log P(item's verdicts[, truth]) (pytensor), the truth summed out.
 
-    ``data``: ``row_item``, ``row_judge``, ``verdict`` (R,), ``design`` (R, 1 + p: the
-    intercept column first), ``item_truth`` (I,: -1 unlabelled), ``item_group`` (I,).
+    ``log_truth`` (I, 2): log P(Z_i = 0), log P(Z_i = 1). ``data``: ``row_item``,
+    ``row_judge``, ``verdict`` (R,), ``design`` (R, 1 + p: the intercept column first),
+    ``item_truth`` (I,: -1 unlabelled).
     """
     eta = (data["design"][:, None, :] * coef[data["row_judge"]]).sum(axis=-1)  # (R, 2)
     sign = (2 * data["verdict"] - 1)[:, None]
     row_ll = -pt.softplus(-sign * eta)  # log expit(±η): log P(v_r | t) for t = 0, 1
     truth = data["item_truth"]
     per_item = pt.inc_subtensor(pt.zeros((truth.shape[0], 2))[data["row_item"]], row_ll)
-    th = theta_flat[data["item_group"]]
-    log_truth = pt.stack([pt.log1p(-th), pt.log(th)], axis=1)
     mixed = pm.math.logsumexp(per_item + log_truth, axis=1, keepdims=False)
     known_t = pt.maximum(truth, 0)
     index = pt.arange(truth.shape[0])
@@ -271,6 +292,40 @@ def _data_arrays(items: JuryItems, config: dict) -> dict[str, np.ndarray]:
     }
 
 
+def _theta_arrays(items: JuryItems, config: dict) -> dict[str, np.ndarray]:
+    """Return the standardised theta covariates (I, p_t) and θ's averaging weights (S, R, I).
+
+    A group's weights are 1/n over its test items (all its items under the random design, a
+    group without test items: all its items), 0 elsewhere.
+    """
+    w = (items.theta_covariates() - config["theta_center"]) / np.asarray(config["theta_scale"])
+    truth, group = items.dataset["truth"].values, items.group_index()
+    n_s, n_r = len(items.systems), len(items.strata)
+    weights = np.zeros((n_s * n_r, len(truth)))
+    for g in range(n_s * n_r):
+        mine = group == g
+        sel = mine & ((truth < 0) | (config["design"] == "random"))
+        sel = sel if sel.any() else mine
+        weights[g, sel] = 1.0 / max(sel.sum(), 1)
+    return {"theta_design": w, "theta_weights": weights.reshape(n_s, n_r, -1)}
+
+
+def _truth_prior(priors: Priors, config: dict, data: dict):
+    """Log P(Z_i = 0), log P(Z_i = 1) per item (I, 2), and θ: constant or logistic in w."""
+    group = data["item_group"]
+    if not config.get("theta_covariates"):
+        theta = pm.Beta("theta", *_f64(*priors.theta), dims=DIMS)
+        th = theta.flatten()[group]
+        return pt.stack([pt.log1p(-th), pt.log(th)], axis=1)
+    intercept = pm.Normal("theta_intercept", *_f64(0.0, config["theta_intercept_sd"]),
+                          dims=DIMS)  # fmt: skip
+    slope = pm.Normal("theta_slope", *_f64(0.0, config["slope_sd"]), dims=THETA_COVARIATE)
+    eta = intercept.flatten()[group] + pt.dot(data["theta_design"], slope)
+    pm.Deterministic("theta", (data["theta_weights"] * pt.sigmoid(eta)).sum(axis=-1),
+                     dims=DIMS)  # fmt: skip
+    return pt.stack([-pt.softplus(eta), -pt.softplus(-eta)], axis=1)
+
+
 def build_jury_covariates_from_config(items: JuryItems, config: dict) -> pm.Model:
     """Build the PyMC model from a :func:`jury_covariate_config` configuration.
 
@@ -287,6 +342,8 @@ def build_jury_covariates_from_config(items: JuryItems, config: dict) -> pm.Mode
     """
     priors = Priors.from_dict(config["priors"])
     arrays = _data_arrays(items, config)
+    if config.get("theta_covariates"):
+        arrays |= _theta_arrays(items, config)
     n_rows, n_items = len(arrays["verdict"]), len(arrays["item_truth"])
     coords = {
         "system": items.systems,
@@ -298,11 +355,15 @@ def build_jury_covariates_from_config(items: JuryItems, config: dict) -> pm.Mode
         ROW: np.arange(n_rows),
         ITEM: np.arange(n_items),
     }
+    if config.get("theta_covariates"):
+        coords[THETA_COVARIATE] = config["theta_covariates"]
     data_dims = {"row_item": (ROW,), "row_judge": (ROW,), "verdict": (ROW,),
-                 "design": (ROW, TERM), "item_truth": (ITEM,), "item_group": (ITEM,)}  # fmt: skip
+                 "design": (ROW, TERM), "item_truth": (ITEM,), "item_group": (ITEM,),
+                 "theta_design": (ITEM, THETA_COVARIATE),
+                 "theta_weights": (*DIMS, ITEM)}  # fmt: skip
     with pm.Model(coords=coords) as model:
         data = {k: pm.Data(k, v, dims=data_dims[k]) for k, v in arrays.items()}
-        theta = pm.Beta("theta", *_f64(*priors.theta), dims=DIMS)
+        log_truth = _truth_prior(priors, config, data)
         q0_logit, q1_logit = _intercepts(priors, config["judge_better_than_chance"])
         slope = _slopes(config)
         intercept = pt.stack([-q0_logit, q1_logit], axis=1)  # β[j, t, 0]
@@ -312,7 +373,7 @@ def build_jury_covariates_from_config(items: JuryItems, config: dict) -> pm.Mode
             dims=(JUDGE, TRUTH, TERM),
         )
         random = config["design"] == "random"
-        pm.Potential("loglik", _item_log_likelihood(coef, theta.flatten(), data, random))
+        pm.Potential("loglik", _item_log_likelihood(coef, log_truth, data, random))
     return model
 
 
@@ -333,7 +394,9 @@ def build_jury_covariate_model(
         ``theta`` (system, stratum); ``q0_logit``, ``q1_logit`` (judge): each judge's logit
         q0, q1 at the mean item; ``slope`` (judge, truth, covariate); ``coef`` (judge, truth,
         term): the logistic coefficients of P(says correct | truth), as the closed form's;
-        the data (row, item dims) and the likelihood ``loglik`` (a Potential).
+        the data (row, item dims) and the likelihood ``loglik`` (a Potential). With theta
+        covariates: ``theta_intercept`` (system, stratum), ``theta_slope`` (theta_covariate)
+        and ``theta`` a Deterministic (the mean P(Z = 1) over the group's test items).
 
     Examples
     --------
@@ -366,7 +429,11 @@ def _compile(model: pm.Model, items: JuryItems, config: dict):
 
     key = json.dumps(
         {
-            "model": {k: config[k] for k in _MODEL_KEYS if k not in ("center", "scale")},
+            "model": {
+                k: config.get(k)
+                for k in _MODEL_KEYS
+                if k not in ("center", "scale", "theta_center", "theta_scale")
+            },
             "labels": [repr(v) for v in (items.systems, items.strata, items.judges)],
             "sizes": items.sizes,
         },
@@ -544,7 +611,7 @@ class JuryCovariateFit:
     def model(self) -> pm.Model:
         """The PyMC model (rebuilt from the stored rows after :func:`load_jury_covariates`)."""
         if self._model is None:
-            config = {k: self.config[k] for k in _MODEL_KEYS}
+            config = {k: self.config.get(k, _NO_THETA_COVARIATES.get(k)) for k in _MODEL_KEYS}
             self._model = build_jury_covariates_from_config(self.items, config)
         return self._model
 
@@ -559,8 +626,11 @@ class JuryCovariateFit:
     def diagnostics(self) -> dict:
         """Divergences, the largest r_hat and the smallest bulk/tail ESS of θ and coef."""
         return sampling_diagnostics(
-            self.posterior[list(REPORTED)], self.tree["sample_stats"].dataset
+            self.posterior[self._reported()], self.tree["sample_stats"].dataset
         )
+
+    def _reported(self) -> list[str]:
+        return [n for n in REPORTED if n in self.posterior]
 
     def check_sampling(self, stacklevel: int = 2) -> dict:
         """Warn (:class:`ConvergenceWarning`) with numbers and advice on bad diagnostics."""
@@ -618,14 +688,16 @@ class JuryCovariateFit:
         xarray.Dataset
             ``theta`` (posterior mean; system, stratum), ``theta_sd``, ``theta_ci`` (+
             ``ci_bound``), ``theta_r_hat``, ``theta_ess_bulk``; the same for ``coef`` (judge,
-            truth, term); ``q0``, ``q1`` (judge, covariate, level) with ``_sd`` and ``_ci``,
-            and ``covariate_low``, ``covariate_high`` (raw values). Attrs ``ci_kind="eti"``,
-            ``ci_prob``, ``design``, ``covariates``, ``center``, ``scale``.
+            truth, term) and, with theta covariates, for ``theta_slope`` (theta_covariate: δ
+            per standard deviation); ``q0``, ``q1`` (judge, covariate, level) with ``_sd``
+            and ``_ci``, and ``covariate_low``, ``covariate_high`` (raw values). Attrs
+            ``ci_kind="eti"``, ``ci_prob``, ``design``, ``covariates``, ``center``, ``scale``,
+            ``theta_covariates``.
         """
         ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
         sample = ("chain", "draw")
         out = {}
-        for name in REPORTED:
+        for name in self._reported():
             draws = self.posterior[name]
             single = draws.to_dataset(name=name)
             out[name] = draws.mean(sample)
@@ -646,6 +718,7 @@ class JuryCovariateFit:
             "covariates": list(self.config["covariates"]),
             "center": list(self.config["center"]),
             "scale": list(self.config["scale"]),
+            "theta_covariates": list(self.config.get("theta_covariates", [])),
         }
         return xr.Dataset(out, attrs=attrs)
 
