@@ -113,19 +113,9 @@ def read_jury_items(args) -> JuryItems:
     """Read the --test (and --calibration) verdict rows with their --covariates."""
     check_jury_options(args)
     return JuryItems.from_frames(
-        args.test,
-        args.calibration,
-        judges=args.judges,
-        item=args.item,
-        covariates=covariate_names(args),
-        judge=args.judge,
-        human=args.human,
-        system=args.system,
-        stratum=args.stratum,
-        positive=args.positive,
-        design=getattr(args, "design", None),
-        theta_covariates=theta_covariate_names(args),
-    )
+        args.test, args.calibration, covariates=covariate_names(args), positive=args.positive,
+        theta_covariates=theta_covariate_names(args), **_table_roles(args),
+    )  # fmt: skip
 
 
 def _run_covariates(args) -> int:
@@ -201,25 +191,30 @@ def _run_covariates(args) -> int:
     return 0
 
 
+def _table_roles(args) -> dict:
+    """Return the reader arguments every table of several judges takes from the command line."""
+    return {
+        "judges": args.judges,
+        "item": args.item,
+        "judge": args.judge,
+        "human": args.human,
+        "system": args.system,
+        "stratum": args.stratum,
+        "design": getattr(args, "design", None),
+    }
+
+
 def read_jury_counts(args) -> JuryCounts | CategoricalJuryCounts:
     """Count the --test (and --calibration) tables of several judges (K with --categories)."""
     check_jury_options(args)
+    roles = _table_roles(args)
     if getattr(args, "categories", None) is not None:
         return CategoricalJuryCounts.from_frames(
-            args.test,
-            args.calibration,
-            judges=args.judges,
-            item=args.item,
-            judge=args.judge,
-            human=args.human,
-            system=args.system,
-            stratum=args.stratum,
-            categories=args.categories,
-            ordered=bool(getattr(args, "ordered", False)),
-            design=getattr(args, "design", None),
-        )
+            args.test, args.calibration, categories=args.categories,
+            ordered=bool(getattr(args, "ordered", False)), **roles,
+        )  # fmt: skip
     try:
-        return _binary_jury_counts(args)
+        return JuryCounts.from_frames(args.test, args.calibration, positive=args.positive, **roles)
     except ValueError as err:
         if "more than two kinds of verdicts" not in str(err):
             raise
@@ -227,21 +222,6 @@ def read_jury_counts(args) -> JuryCounts | CategoricalJuryCounts:
             f"{err} On the command line: name the categories in order with --categories "
             "(e.g. --categories A,tie,B) to read them as K categories."
         ) from None
-
-
-def _binary_jury_counts(args) -> JuryCounts:
-    return JuryCounts.from_frames(
-        args.test,
-        args.calibration,
-        judges=args.judges,
-        item=args.item,
-        judge=args.judge,
-        human=args.human,
-        system=args.system,
-        stratum=args.stratum,
-        positive=args.positive,
-        design=getattr(args, "design", None),
-    )
 
 
 def _rows(result, counts: JuryCounts) -> pd.DataFrame:

@@ -64,6 +64,7 @@ from bayesjudge.models.sampling import (
     config_hash,
     eti,
     quiet_pymc,
+    read_fit_tree,
     sampler_seed,
     varies,
 )
@@ -1435,51 +1436,9 @@ def load_categorical(path) -> CategoricalFit:
     ...
     FileNotFoundError: No categorical fit file at 'no-such-fit.nc'.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No categorical fit file at {str(path)!r}.")
-    try:
-        with xr.open_datatree(path, engine="h5netcdf") as opened:
-            tree = opened.load()
-    except Exception as err:  # h5py OSError, xarray ValueError, ...: all mean "unreadable"
-        raise ValueError(
-            f"{str(path)!r} cannot be loaded as a bayesjudge categorical fit: it is not a "
-            f"readable netCDF file, or it is truncated ({type(err).__name__}: {err}). Refit "
-            f"and save again with CategoricalFit.save(path)."
-        ) from err
-    if tree.attrs.get("format") != CATEGORICAL_FORMAT or "bayesjudge_config" not in tree.attrs:
-        raise ValueError(
-            f"{str(path)!r} is not a bayesjudge categorical fit (format "
-            f"{tree.attrs.get('format')!r}); write one with CategoricalFit.save(path)."
-        )
-    try:
-        config = json.loads(tree.attrs["bayesjudge_config"])
-    except (TypeError, ValueError):
-        config = None
-    if not isinstance(config, dict) or config_hash(config) != tree.attrs.get(
-        "bayesjudge_config_hash"
-    ):
-        raise ValueError(
-            f"The configuration stored in {str(path)!r} does not match its hash; the file was "
-            f"modified or damaged. Refit and save again."
-        )
-    stored = tree.attrs.get(DIGEST_ATTR)
-    check = tree.copy()
-    check.attrs.pop(DIGEST_ATTR, None)
-    if stored is None or content_digest(check) != stored:
-        raise ValueError(
-            f"{str(path)!r} was changed after it was saved (or saved without a content "
-            f"digest): its content (posterior draws, counts or other data) does not match the "
-            f"digest stored by CategoricalFit.save. Do not edit saved fits; refit and save "
-            f"again, or load the original file."
-        )
-    if tree.attrs.get("bayesjudge_version") != __version__:
-        warnings.warn(
-            f"{str(path)!r} was written by bayesjudge {tree.attrs.get('bayesjudge_version')} "
-            f"and is read by {__version__}; check results against a refit.",
-            BayesJudgeWarning,
-            stacklevel=2,
-        )
+    tree, config = read_fit_tree(
+        path, fmt=CATEGORICAL_FORMAT, what="categorical fit", saver="CategoricalFit.save"
+    )
     counts = tree["counts"].dataset
     counts.attrs["ordered"] = bool(counts.attrs.get("ordered", False))
     tree["counts"] = xr.DataTree(counts)

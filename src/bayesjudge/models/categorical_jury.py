@@ -67,6 +67,7 @@ from bayesjudge.models.sampling import (
     check_seed,
     config_hash,
     eti,
+    read_fit_tree,
     sampler_seed,
     sampling_diagnostics,
     warn_sampling,
@@ -1339,48 +1340,10 @@ def load_categorical_jury(path) -> CategoricalJuryFit:
     ...
     FileNotFoundError: No K-category jury fit file at 'no-such-fit.nc'.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No K-category jury fit file at {str(path)!r}.")
-    try:
-        with xr.open_datatree(path, engine="h5netcdf") as opened:
-            tree = opened.load()
-    except Exception as err:  # h5py OSError, xarray ValueError, ...: all mean "unreadable"
-        raise ValueError(
-            f"{str(path)!r} cannot be loaded as a bayesjudge K-category jury fit: it is not a "
-            f"readable netCDF file, or it is truncated ({type(err).__name__}: {err})."
-        ) from err
-    if tree.attrs.get("format") != CATEGORICAL_JURY_FORMAT or "bayesjudge_config" not in tree.attrs:
-        raise ValueError(
-            f"{str(path)!r} is not a bayesjudge K-category jury fit (format "
-            f"{tree.attrs.get('format')!r}); write one with CategoricalJuryFit.save(path)."
-        )
-    try:
-        config = json.loads(tree.attrs["bayesjudge_config"])
-    except (TypeError, ValueError):
-        config = None
-    if not isinstance(config, dict) or config_hash(config) != tree.attrs.get(
-        "bayesjudge_config_hash"
-    ):
-        raise ValueError(
-            f"The configuration stored in {str(path)!r} does not match its hash; the file was "
-            f"modified or damaged. Refit and save again."
-        )
-    check = tree.copy()
-    check.attrs.pop(DIGEST_ATTR, None)
-    if content_digest(check) != tree.attrs.get(DIGEST_ATTR):
-        raise ValueError(
-            f"{str(path)!r} was changed after it was saved: its content (posterior draws or "
-            f"counts) does not match the digest stored by CategoricalJuryFit.save. Refit and "
-            f"save again."
-        )
-    if tree.attrs.get("bayesjudge_version") != __version__:
-        warnings.warn(
-            f"{str(path)!r} was written by bayesjudge {tree.attrs.get('bayesjudge_version')} "
-            f"and is read by {__version__}; check results against a refit.",
-            BayesJudgeWarning,
-            stacklevel=2,
-        )
-    # The counts keep their stored attrs (``ordered`` as 0/1: netCDF has no booleans);
-    # CategoricalJuryCounts reads them back (:attr:`CategoricalJuryFit.counts`).
+    tree, config = read_fit_tree(
+        path,
+        fmt=CATEGORICAL_JURY_FORMAT,
+        what="K-category jury fit",
+        saver="CategoricalJuryFit.save",
+    )
     return CategoricalJuryFit(tree, config)

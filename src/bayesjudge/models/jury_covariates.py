@@ -47,6 +47,7 @@ from bayesjudge.models.sampling import (
     config_hash,
     eti,
     quiet_pymc,
+    read_fit_tree,
     sampler_seed,
     sampling_diagnostics,
     warn_sampling,
@@ -758,45 +759,7 @@ def load_jury_covariates(path) -> JuryCovariateFit:
     ...
     FileNotFoundError: No covariate jury fit file at 'no-such-fit.nc'.
     """
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"No covariate jury fit file at {str(path)!r}.")
-    try:
-        with xr.open_datatree(path, engine="h5netcdf") as opened:
-            tree = opened.load()
-    except Exception as err:  # h5py OSError, xarray ValueError, ...: all mean "unreadable"
-        raise ValueError(
-            f"{str(path)!r} cannot be loaded as a bayesjudge covariate jury fit: it is not a "
-            f"readable netCDF file, or it is truncated ({type(err).__name__}: {err})."
-        ) from err
-    if tree.attrs.get("format") != JURY_COVARIATES_FORMAT:
-        raise ValueError(
-            f"{str(path)!r} is not a bayesjudge covariate jury fit (format "
-            f"{tree.attrs.get('format')!r}); write one with JuryCovariateFit.save(path)."
-        )
-    try:
-        config = json.loads(tree.attrs["bayesjudge_config"])
-    except (KeyError, TypeError, ValueError):
-        config = None
-    if not isinstance(config, dict) or config_hash(config) != tree.attrs.get(
-        "bayesjudge_config_hash"
-    ):
-        raise ValueError(
-            f"The configuration stored in {str(path)!r} does not match its hash; the file was "
-            f"modified or damaged. Refit and save again."
-        )
-    check = tree.copy()
-    check.attrs.pop(DIGEST_ATTR, None)
-    if content_digest(check) != tree.attrs.get(DIGEST_ATTR):
-        raise ValueError(
-            f"{str(path)!r} was changed after it was saved: its content does not match the "
-            f"digest stored by JuryCovariateFit.save. Refit and save again."
-        )
-    if tree.attrs.get("bayesjudge_version") != __version__:
-        warnings.warn(
-            f"{str(path)!r} was written by bayesjudge {tree.attrs.get('bayesjudge_version')} "
-            f"and is read by {__version__}; check results against a refit.",
-            BayesJudgeWarning,
-            stacklevel=2,
-        )
+    tree, config = read_fit_tree(
+        path, fmt=JURY_COVARIATES_FORMAT, what="covariate jury fit", saver="JuryCovariateFit.save"
+    )
     return JuryCovariateFit(tree, config)

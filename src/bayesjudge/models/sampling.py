@@ -11,13 +11,16 @@ import hashlib
 import json
 import logging
 import warnings
+from pathlib import Path
 
 import arviz as az
 import numpy as np
 import xarray as xr
 
+from bayesjudge._version import __version__
 from bayesjudge.core._validation import is_seed
-from bayesjudge.warnings import ConvergenceWarning
+from bayesjudge.models.storage import DIGEST_ATTR, content_digest
+from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning
 
 __all__ = [
     "ESS_MIN",
@@ -82,6 +85,87 @@ def check_int(name: str, value, low: int) -> int:
 def config_hash(config: dict) -> str:
     """Short SHA-256 of a JSON-serialisable config (stored with a saved fit)."""
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def read_fit_tree(path, *, fmt: str, what: str, saver: str) -> tuple[xr.DataTree, dict]:
+    """Open a saved fit; check its format, configuration hash and content digest.
+
+    Parameters
+    ----------
+    path : str or path-like
+    fmt : str
+        The ``format`` attribute the file must carry.
+    what : str
+        The kind of fit, for the messages (``"jury fit"``).
+    saver : str
+        The method that writes such a file, for the messages (``"JuryFit.save"``).
+
+    Returns
+    -------
+    (xarray.DataTree, dict)
+        The loaded tree and its configuration.
+
+    Raises
+    ------
+    FileNotFoundError
+        If there is no file at ``path``.
+    ValueError
+        Naming the path and what is wrong: unreadable, another format, a configuration that
+        does not match its hash, or content that does not match the digest stored at save.
+
+    Examples
+    --------
+    >>> read_fit_tree("no-such-fit.nc", fmt="x", what="jury fit", saver="JuryFit.save")
+    Traceback (most recent call last):
+    ...
+    FileNotFoundError: No jury fit file at 'no-such-fit.nc'.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"No {what} file at {str(path)!r}.")
+    try:
+        with xr.open_datatree(path, engine="h5netcdf") as opened:
+            tree = opened.load()
+    except Exception as err:  # h5py OSError, xarray ValueError, ...: all mean "unreadable"
+        raise ValueError(
+            f"{str(path)!r} cannot be loaded as a bayesjudge {what}: it is not a readable "
+            f"netCDF file, or it is truncated ({type(err).__name__}: {err}). Refit and save "
+            f"again with {saver}(path)."
+        ) from err
+    if tree.attrs.get("format") != fmt or "bayesjudge_config" not in tree.attrs:
+        raise ValueError(
+            f"{str(path)!r} is not a bayesjudge {what} (format {tree.attrs.get('format')!r}); "
+            f"write one with {saver}(path)."
+        )
+    try:
+        config = json.loads(tree.attrs["bayesjudge_config"])
+    except (TypeError, ValueError):
+        config = None
+    if not isinstance(config, dict) or config_hash(config) != tree.attrs.get(
+        "bayesjudge_config_hash"
+    ):
+        raise ValueError(
+            f"The configuration stored in {str(path)!r} does not match its hash; the file was "
+            f"modified or damaged. Refit and save again."
+        )
+    stored = tree.attrs.get(DIGEST_ATTR)
+    check = tree.copy()
+    check.attrs.pop(DIGEST_ATTR, None)
+    if stored is None or content_digest(check) != stored:
+        raise ValueError(
+            f"{str(path)!r} was changed after it was saved (or saved without a content "
+            f"digest): its content (posterior draws, counts or other data) does not match the "
+            f"digest stored by {saver}. Do not edit saved fits; refit and save again, or load "
+            f"the original file."
+        )
+    if tree.attrs.get("bayesjudge_version") != __version__:
+        warnings.warn(
+            f"{str(path)!r} was written by bayesjudge {tree.attrs.get('bayesjudge_version')} "
+            f"and is read by {__version__}; check results against a refit.",
+            BayesJudgeWarning,
+            stacklevel=3,
+        )
+    return tree, config
 
 
 def eti(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
