@@ -530,7 +530,18 @@ def _budget_split(budgets: np.ndarray, theta: float, allocation: str):
     return budgets[:, None] - m1, m1
 
 
+#: Budgets are planned in float64: above this a whole number of labels is no longer exact.
+MAX_BUDGET = 2**53
+
+
 def _check_budgets(budgets) -> np.ndarray:
+    values = list(np.atleast_1d(np.asarray(budgets, dtype=object)).ravel())
+    huge = [v for v in values if isinstance(v, int | np.integer) and abs(int(v)) > MAX_BUDGET]
+    if huge:
+        raise ValueError(
+            f"budgets must be at most 2**53 = {MAX_BUDGET} labelled items (counts above it "
+            f"are not exact in float64); got {huge[:5]}."
+        )
     arr = np.atleast_1d(np.asarray(budgets))
     if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iuf":
         raise ValueError(f"budgets must be a list of label counts; got {budgets!r}.")
@@ -724,6 +735,13 @@ def _pilot(counts: JuryCounts, smoothing: float) -> xr.Dataset:
 def _plan_dataset(counts, pilot, chosen, budgets, width, sd, m1, allocation, alpha, smoothing):
     judges = list(counts.judges)
     names = ["+".join(str(judges[i]) for i in jury) for jury in chosen]
+    if len(set(names)) < len(names):
+        plus = [j for j in judges if "+" in str(j)]
+        raise ValueError(
+            f"Juries are named by their judges joined with '+', and the judges {plus!r} contain "
+            f"'+', so two juries get the same name. Rename those judges in the tables, or with "
+            f"JuryCounts(counts.dataset.assign_coords(judge=[...])), before planning."
+        )
     size = np.array([len(jury) for jury in chosen])
     finite = np.where(np.isnan(width), np.inf, width)
     best = np.argmin(finite, axis=2)

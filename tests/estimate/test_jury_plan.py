@@ -82,6 +82,7 @@ def test_random_design_plans_proportional_labels():
     ("kwargs", "match"),
     [
         ({"budgets": [1]}, "at least 2"),
+        ({"budgets": [10**23, 20]}, r"at most 2\*\*53"),
         ({"budgets": [10.5]}, "whole numbers"),
         ({"budgets": ["x"]}, "list of label counts"),
         ({"budgets": [10], "juries": [["nobody"]]}, "distinct judges"),
@@ -101,3 +102,12 @@ def test_too_many_judges_need_named_juries():
     )
     with pytest.raises(ValueError, match="name the ones to plan"):
         jury_plan(many, [10])
+
+
+def test_judge_names_that_make_jury_names_ambiguous_are_refused():
+    counts = JuryCounts.from_counts(
+        ["111", "000", "110"], [30, 30, 5], labelled=[[0, 10, 1], [10, 0, 1]],
+        judges=["a", "b", "a+b"],
+    )  # fmt: skip
+    with pytest.raises(ValueError, match="contain '\\+', so two juries get the same name"):
+        jury_plan(counts, [10])
