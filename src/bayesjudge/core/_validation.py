@@ -30,6 +30,7 @@ __all__ = [
     "check_alpha",
     "check_categorical_counts",
     "check_design",
+    "check_em_options",
     "check_lr_alpha",
     "check_not_greater",
     "check_open_unit",
@@ -37,6 +38,7 @@ __all__ = [
     "check_resamples",
     "check_seed",
     "format_values",
+    "is_real_number",
     "is_seed",
     "raise_if_not_identified",
     "two_sided_z",
@@ -454,3 +456,42 @@ def check_categorical_counts(test, calibration):
     x = np.broadcast_to(x, (*lead, k))
     c = np.broadcast_to(c, (*lead, k, k))
     return x, c
+
+
+def is_real_number(value) -> bool:
+    """Whether ``value`` is a real Python or numpy number (not a bool).
+
+    Examples
+    --------
+    >>> is_real_number(1e-10), is_real_number(True), is_real_number("1")
+    (True, False, False)
+    """
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+
+
+def check_em_options(v, lab, smoothing, max_iter, tol) -> None:
+    """Refuse an unidentified jury and bad options of a Dawid–Skene EM (binary or K classes).
+
+    ``v`` is the (P, J) verdict matrix and ``lab`` the labelled counts: without labelled items
+    fewer than three judges do not identify the model.
+
+    Examples
+    --------
+    >>> check_em_options(np.zeros((2, 3)), np.zeros((2, 2)), 0.0, 100, 1e-10)
+    """
+    if lab.sum() == 0 and v.shape[1] < 3:
+        raise ValueError(
+            f"With {v.shape[1]} judge(s) and no labelled items the model is not identified "
+            f"(more parameters than free pattern probabilities). Pass labelled counts, or at "
+            f"least 3 judges."
+        )
+    ok = isinstance(max_iter, int | np.integer) and not isinstance(max_iter, bool)
+    if not ok or max_iter < 1:
+        raise ValueError(f"max_iter must be a whole number >= 1; got {max_iter!r}.")
+    if not (is_real_number(tol) and np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive number, e.g. 1e-10; got {tol!r}.")
+    if not (is_real_number(smoothing) and np.isfinite(smoothing) and smoothing >= 0):
+        raise ValueError(
+            f"smoothing must be a number >= 0 (pseudo-items per verdict and class); got "
+            f"{smoothing!r}. Use 0 for the maximum-likelihood estimate."
+        )

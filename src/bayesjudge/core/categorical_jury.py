@@ -24,9 +24,11 @@ from bayesjudge.core._validation import (
     as_count,
     check_alpha,
     check_design,
+    check_em_options,
     check_resamples,
     check_seed,
     format_values,
+    is_real_number,
     two_sided_z,
 )
 from bayesjudge.core.kernels import wilson_limits
@@ -405,29 +407,6 @@ def _vote_share(v: np.ndarray, k: int) -> np.ndarray:
     return hot.sum(axis=1) / (v >= 0).sum(axis=1)[:, None]
 
 
-def _is_real(value) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
-
-
-def _check_fit_options(v, lab, smoothing, max_iter, tol):
-    if lab.sum() == 0 and v.shape[1] < 3:
-        raise ValueError(
-            f"With {v.shape[1]} judge(s) and no labelled items the model is not identified "
-            f"(more parameters than free pattern probabilities). Pass labelled counts, or at "
-            f"least 3 judges."
-        )
-    ok = isinstance(max_iter, int | np.integer) and not isinstance(max_iter, bool)
-    if not ok or max_iter < 1:
-        raise ValueError(f"max_iter must be a whole number >= 1; got {max_iter!r}.")
-    if not (_is_real(tol) and np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number, e.g. 1e-10; got {tol!r}.")
-    if not (_is_real(smoothing) and np.isfinite(smoothing) and smoothing >= 0):
-        raise ValueError(
-            f"smoothing must be a number >= 0 (pseudo-items per verdict and class); got "
-            f"{smoothing!r}. Use 0 for the maximum-likelihood estimate."
-        )
-
-
 def categorical_dawid_skene(
     patterns,
     test,
@@ -505,7 +484,7 @@ def categorical_dawid_skene(
     """
     design = check_design(design, "design")
     v, x, lab, k = _check_counts(patterns, test, labelled, n_categories)
-    _check_fit_options(v, lab, smoothing, max_iter, tol)
+    check_em_options(v, lab, smoothing, max_iter, tol)
     post = _vote_share(v, k)[None]
     (pi, conf), post, loglik, n_iter, conv = _em(
         v, x, lab, post, random=design == "random", smoothing=float(smoothing),
@@ -640,7 +619,7 @@ def _wald(v, x, lab, fit, centre, alpha, u, *, random, smoothing):
 def _check_interval_smoothing(value, k: int) -> float:
     if value is None:
         return 1.0 / k
-    if not (_is_real(value) and np.isfinite(value) and value >= 0):
+    if not (is_real_number(value) and np.isfinite(value) and value >= 0):
         raise ValueError(
             f"interval_smoothing must be None (1/K pseudo-items per cell) or a number >= 0; "
             f"got {value!r}. Use 0 for the Wald interval at the maximum-likelihood estimate."

@@ -23,6 +23,7 @@ from bayesjudge.core._validation import (
     as_probability,
     check_alpha,
     check_design,
+    check_em_options,
     check_resamples,
     check_seed,
     format_values,
@@ -327,29 +328,6 @@ def _vote_share(v: np.ndarray) -> np.ndarray:
     return (v == 1).sum(axis=1) / (v >= 0).sum(axis=1)
 
 
-def _is_real(value) -> bool:
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
-
-
-def _check_fit_options(v, lab, smoothing, max_iter, tol):
-    if lab.sum() == 0 and v.shape[1] < 3:
-        raise ValueError(
-            f"With {v.shape[1]} judge(s) and no labelled items the model is not identified "
-            f"(more parameters than free pattern probabilities). Pass labelled counts, or at "
-            f"least 3 judges."
-        )
-    ok = isinstance(max_iter, int | np.integer) and not isinstance(max_iter, bool)
-    if not ok or max_iter < 1:
-        raise ValueError(f"max_iter must be a whole number >= 1; got {max_iter!r}.")
-    if not (_is_real(tol) and np.isfinite(tol) and tol > 0):
-        raise ValueError(f"tol must be a positive number, e.g. 1e-10; got {tol!r}.")
-    if not (_is_real(smoothing) and np.isfinite(smoothing) and smoothing >= 0):
-        raise ValueError(
-            f"smoothing must be a number >= 0 (pseudo-items per verdict and class); got "
-            f"{smoothing!r}. Use 0 for the maximum-likelihood estimate."
-        )
-
-
 def dawid_skene(
     patterns,
     test,
@@ -427,7 +405,7 @@ def dawid_skene(
     """
     design = check_design(design, "design")
     v, x, lab = _check_counts(patterns, test, labelled)
-    _check_fit_options(v, lab, smoothing, max_iter, tol)
+    check_em_options(v, lab, smoothing, max_iter, tol)
     post = np.broadcast_to(_vote_share(v), (1, v.shape[0]))
     (theta, q0, q1), post, loglik, n_iter, conv = _em(
         v, x, lab, post, random=design == "random", smoothing=float(smoothing),

@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -68,7 +67,7 @@ from bayesjudge.models.sampling import (
     config_hash,
     eti,
     read_fit_tree,
-    sampler_seed,
+    sample_nutpie,
     sampling_diagnostics,
     warn_sampling,
 )
@@ -663,29 +662,6 @@ def _compile(counts: CategoricalJuryCounts, config: dict):
     )
 
 
-def _sample(compiled, settings: dict, progress: bool) -> xr.DataTree:
-    import nutpie
-
-    draws, chains = settings["draws"], settings["chains"]
-    tree = nutpie.sample(
-        compiled,
-        draws=draws,
-        tune=settings["tune"],
-        chains=chains,
-        cores=min(chains, os.cpu_count() or 1),
-        seed=sampler_seed(settings["random_seed"]),
-        target_accept=settings["target_accept"],
-        progress_bar=progress,
-        save_warmup=False,
-    )
-    post = tree["posterior"].dataset
-    if (post.sizes.get("chain"), post.sizes.get("draw")) != (chains, draws) or any(
-        bool(np.isnan(post[v].isel(draw=-1)).any()) for v in post.data_vars
-    ):
-        raise KeyboardInterrupt("sampling stopped early; no result was kept")
-    return xr.DataTree.from_dict({g: tree[g].dataset for g in ("posterior", "sample_stats")})
-
-
 def _observed(counts: CategoricalJuryCounts) -> xr.Dataset:
     return xr.Dataset({"test": counts.test, "labelled": counts.labelled}).drop_vars(
         "verdict", errors="ignore"
@@ -792,7 +768,7 @@ def fit_categorical_jury(
     progress = show_progress(progressbar, name="progressbar")
     warn_unlabelled(counts, stacklevel=2)
     model = build_categorical_jury_from_config(counts, config)
-    tree = _sample(_compile(counts, config), settings, progress)
+    tree = sample_nutpie(_compile(counts, config), settings, progress)
     tree["observed_data"] = xr.DataTree(_observed(counts))
     tree["counts"] = xr.DataTree(counts.dataset)
     result = CategoricalJuryFit(tree, {**config, **settings}, model)

@@ -10,7 +10,6 @@ is ``models/jury.md``; :func:`fit_jury` fits it with nutpie and returns a :class
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -40,7 +39,7 @@ from bayesjudge.models.sampling import (
     eti,
     quiet_pymc,
     read_fit_tree,
-    sampler_seed,
+    sample_nutpie,
     sampling_diagnostics,
     warn_sampling,
 )
@@ -524,29 +523,6 @@ def _compile(model: pm.Model, counts: JuryCounts, config: dict):
     return compiled.with_data(**{v.name: v.get_value() for v in model.data_vars})
 
 
-def _sample(compiled, settings: dict, progress: bool) -> xr.DataTree:
-    import nutpie
-
-    draws, chains = settings["draws"], settings["chains"]
-    tree = nutpie.sample(
-        compiled,
-        draws=draws,
-        tune=settings["tune"],
-        chains=chains,
-        cores=min(chains, os.cpu_count() or 1),
-        seed=sampler_seed(settings["random_seed"]),
-        target_accept=settings["target_accept"],
-        progress_bar=progress,
-        save_warmup=False,
-    )
-    post = tree["posterior"].dataset
-    if (post.sizes.get("chain"), post.sizes.get("draw")) != (chains, draws) or any(
-        bool(np.isnan(post[v].isel(draw=-1)).any()) for v in post.data_vars
-    ):
-        raise KeyboardInterrupt("sampling stopped early; no result was kept")
-    return xr.DataTree.from_dict({g: tree[g].dataset for g in ("posterior", "sample_stats")})
-
-
 def _observed(counts: JuryCounts) -> xr.Dataset:
     return xr.Dataset({"test": counts.test, "labelled": counts.labelled}).drop_vars(
         "verdict", errors="ignore"
@@ -661,7 +637,7 @@ def fit_jury(
     progress = show_progress(progressbar, name="progressbar")
     warn_unlabelled(counts, config, stacklevel=3)
     model = build_jury_from_config(counts, config)
-    tree = _sample(_compile(model, counts, config), settings, progress)
+    tree = sample_nutpie(_compile(model, counts, config), settings, progress)
     tree["observed_data"] = xr.DataTree(_observed(counts))
     tree["counts"] = xr.DataTree(counts.dataset)
     result = JuryFit(tree, {**config, **settings}, model)

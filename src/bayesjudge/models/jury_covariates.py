@@ -20,7 +20,6 @@ mean of that probability over the group's test items (all its items under the ra
 from __future__ import annotations
 
 import json
-import os
 import warnings
 from collections import OrderedDict
 from pathlib import Path
@@ -48,7 +47,7 @@ from bayesjudge.models.sampling import (
     eti,
     quiet_pymc,
     read_fit_tree,
-    sampler_seed,
+    sample_nutpie,
     sampling_diagnostics,
     warn_sampling,
 )
@@ -454,28 +453,6 @@ def _compile(model: pm.Model, items: JuryItems, config: dict):
     return compiled.with_data(**{v.name: v.get_value() for v in model.data_vars})
 
 
-def _sample(compiled, settings: dict, progress: bool) -> xr.DataTree:
-    import nutpie
-
-    draws, chains = settings["draws"], settings["chains"]
-    seed = settings["random_seed"]
-    tree = nutpie.sample(
-        compiled,
-        draws=draws,
-        tune=settings["tune"],
-        chains=chains,
-        cores=min(chains, os.cpu_count() or 1),
-        seed=sampler_seed(seed),
-        target_accept=settings["target_accept"],
-        progress_bar=progress,
-        save_warmup=False,
-    )  # fmt: skip
-    post = tree["posterior"].dataset
-    if (post.sizes.get("chain"), post.sizes.get("draw")) != (chains, draws):
-        raise KeyboardInterrupt("sampling stopped early; no result was kept")
-    return xr.DataTree.from_dict({g: tree[g].dataset for g in ("posterior", "sample_stats")})
-
-
 def _storable(items: JuryItems) -> xr.Dataset:
     """Return the items' dataset with text item ids (netCDF stores no mixed object arrays)."""
     ds = items.dataset.copy()
@@ -561,7 +538,7 @@ def fit_jury_covariates(
             stacklevel=2,
         )
     model = build_jury_covariates_from_config(items, config)
-    tree = _sample(_compile(model, items, config), settings, progress)
+    tree = sample_nutpie(_compile(model, items, config), settings, progress)
     tree["items"] = xr.DataTree(_storable(items))
     result = JuryCovariateFit(tree, {**config, **settings}, model)
     result.check_sampling(stacklevel=3)

@@ -10,6 +10,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import os
 import warnings
 from pathlib import Path
 
@@ -85,6 +86,35 @@ def check_int(name: str, value, low: int) -> int:
 def config_hash(config: dict) -> str:
     """Short SHA-256 of a JSON-serialisable config (stored with a saved fit)."""
     return hashlib.sha256(json.dumps(config, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def sample_nutpie(compiled, settings: dict, progress: bool) -> xr.DataTree:
+    """Sample a compiled nutpie model; return its posterior and sample_stats as a DataTree.
+
+    ``settings`` holds ``draws``, ``tune``, ``chains``, ``random_seed`` and ``target_accept``.
+    A run that stopped early (Ctrl-C: fewer draws, or a last draw left NaN) raises
+    KeyboardInterrupt, so that no partial result is kept.
+    """
+    import nutpie
+
+    draws, chains = settings["draws"], settings["chains"]
+    tree = nutpie.sample(
+        compiled,
+        draws=draws,
+        tune=settings["tune"],
+        chains=chains,
+        cores=min(chains, os.cpu_count() or 1),
+        seed=sampler_seed(settings["random_seed"]),
+        target_accept=settings["target_accept"],
+        progress_bar=progress,
+        save_warmup=False,
+    )
+    post = tree["posterior"].dataset
+    if (post.sizes.get("chain"), post.sizes.get("draw")) != (chains, draws) or any(
+        bool(np.isnan(post[v].isel(draw=-1)).any()) for v in post.data_vars
+    ):
+        raise KeyboardInterrupt("sampling stopped early; no result was kept")
+    return xr.DataTree.from_dict({g: tree[g].dataset for g in ("posterior", "sample_stats")})
 
 
 def read_fit_tree(path, *, fmt: str, what: str, saver: str) -> tuple[xr.DataTree, dict]:
