@@ -112,7 +112,7 @@ def _dawid_skene(counts, alpha, interval, scores, n_resamples, rng):
         fit = core.categorical_dawid_skene(*args, design=counts.design)
         res = core.categorical_dawid_skene_interval(
             *args, design=counts.design, alpha=alpha, method=interval, scores=scores,
-            n_resamples=n_resamples, random_seed=rng,
+            n_resamples=n_resamples, random_seed=rng, fit=fit,
         )  # fmt: skip
         est[a, b], ci[a, b] = res.estimate, np.column_stack([res.lower, res.upper])
         score[a, b], score_ci[a, b] = res.score, (res.score_lower, res.score_upper)

@@ -72,6 +72,7 @@ def _dawid_skene(counts: JuryCounts, alpha, interval, random_seed, n_resamples, 
             n_resamples=n_resamples,
             random_seed=rng,
             smoothing=smoothing,
+            fit=fit,
         )
         theta[a, b], ci[a, b] = fit.theta, (res.lower, res.upper)
         q0[a, b], q1[a, b], converged[a, b] = fit.q0, fit.q1, fit.converged

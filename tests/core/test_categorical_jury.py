@@ -424,3 +424,17 @@ def test_bad_input_is_refused_with_a_message():
         categorical_jury_log_likelihood(pats, test, lab, [0.5, 0.6, 0.1], CONF3)
     with pytest.raises(ValueError, match="confusion must"):
         categorical_jury_log_likelihood(pats, test, lab, PI3, CONF3[:2])
+
+
+def test_interval_reuses_a_given_fit_and_refuses_another():
+    pats = [[0, 0, 0], [1, 1, 1], [2, 2, 2], [0, 0, 1], [1, 2, 1], [2, 2, 0], [0, 1, 0]]
+    test = [120, 60, 150, 30, 20, 25, 15]
+    fit = categorical_dawid_skene(pats, test, n_categories=3)
+    for method in ("wald", "bootstrap"):
+        kw = {"method": method, "random_seed": 1, "n_resamples": 1000, "n_categories": 3}
+        ref = categorical_dawid_skene_interval(pats, test, **kw)
+        got = categorical_dawid_skene_interval(pats, test, fit=fit, **kw)
+        for a, b in zip(got, ref, strict=True):
+            np.testing.assert_array_equal(a, b)
+    with pytest.raises(ValueError, match="fit must be the CategoricalDawidSkeneResult"):
+        categorical_dawid_skene_interval(pats[:6], test[:6], n_categories=3, fit=fit)

@@ -402,3 +402,15 @@ def test_agreement_refuses_bad_tables():
         gwet_ac1([[1, 2, 3], [4, 5, 6]])
     with pytest.raises(ValueError, match="undefined"):
         cohen_kappa([[10, 0], [0, 0]])
+
+
+def test_interval_reuses_a_given_fit_and_refuses_another():
+    rng = np.random.default_rng(5)
+    test, lab = draw(rng, 0.4)
+    fit = dawid_skene(PATS3, test, lab)
+    for method in ("wald", "bootstrap"):
+        kw = {"method": method, "random_seed": 1, "n_resamples": 1000}
+        ref = dawid_skene_interval(PATS3, test, lab, **kw)
+        assert dawid_skene_interval(PATS3, test, lab, fit=fit, **kw) == ref
+    with pytest.raises(ValueError, match="fit must be the DawidSkeneResult"):
+        dawid_skene_interval(PATS3[:4], test[:4], lab[:, :4], fit=fit)

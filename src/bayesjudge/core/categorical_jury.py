@@ -670,6 +670,7 @@ def categorical_dawid_skene_interval(
     interval_smoothing=None,
     max_iter=10_000,
     tol=1e-10,
+    fit=None,
 ) -> CategoricalJuryInterval:
     """K-class Dawid–Skene π̂ with Wald (logit scale) or percentile-bootstrap intervals.
 
@@ -701,6 +702,10 @@ def categorical_dawid_skene_interval(
         None takes 1/K (one pseudo-item per confusion row, spread over its K cells). The
         estimate stays that of ``smoothing``; see Notes. 0 (with ``smoothing=0``) gives the
         Wald interval at the maximum-likelihood estimate.
+    fit : CategoricalDawidSkeneResult, optional
+        :func:`categorical_dawid_skene` of these same counts, design and ``smoothing``,
+        reused instead of fitting again (a caller that also needs the confusion matrices fits
+        once).
 
     Returns
     -------
@@ -769,11 +774,20 @@ def categorical_dawid_skene_interval(
     alpha = check_alpha(alpha)
     if method not in _INTERVALS:
         raise ValueError(f"method must be 'wald' or 'bootstrap'; got {method!r}.")
-    fit = categorical_dawid_skene(
-        patterns, test, labelled, design=design, n_categories=n_categories,
-        smoothing=smoothing, max_iter=max_iter, tol=tol,
-    )  # fmt: skip
+    if fit is None:
+        fit = categorical_dawid_skene(
+            patterns, test, labelled, design=design, n_categories=n_categories,
+            smoothing=smoothing, max_iter=max_iter, tol=tol,
+        )  # fmt: skip
     v, x, lab, k = _check_counts(patterns, test, labelled, n_categories)
+    if not isinstance(fit, CategoricalDawidSkeneResult) or np.shape(fit.posterior) != (
+        v.shape[0],
+        k,
+    ):
+        raise ValueError(
+            "fit must be the CategoricalDawidSkeneResult of categorical_dawid_skene on these "
+            f"same patterns; got {type(fit).__name__}."
+        )
     scale = _score_scale(scores, k)
     u = None if scale is None else scale[2]
     random = design == "random"

@@ -496,6 +496,7 @@ def dawid_skene_interval(
     smoothing=0.0,
     max_iter=10_000,
     tol=1e-10,
+    fit=None,
 ) -> EstimateInterval:
     """Dawid–Skene θ̂ with a Wald (logit scale) or percentile-bootstrap interval.
 
@@ -516,6 +517,9 @@ def dawid_skene_interval(
         from the estimate's posteriors with tolerance ``max(tol, 1e-6)``.
     random_seed : int, numpy.random.Generator or None
         Seed of the bootstrap.
+    fit : DawidSkeneResult, optional
+        :func:`dawid_skene` of these same counts, design and smoothing, reused instead of
+        fitting again (a caller that also needs q0, q1 fits once).
 
     Returns
     -------
@@ -556,10 +560,17 @@ def dawid_skene_interval(
     alpha = check_alpha(alpha)
     if method not in _INTERVALS:
         raise ValueError(f"method must be 'wald' or 'bootstrap'; got {method!r}.")
-    fit = dawid_skene(
-        patterns, test, labelled, design=design, max_iter=max_iter, tol=tol, smoothing=smoothing
-    )
+    if fit is None:
+        fit = dawid_skene(
+            patterns, test, labelled, design=design, max_iter=max_iter, tol=tol,
+            smoothing=smoothing,
+        )  # fmt: skip
     v, x, lab = _check_counts(patterns, test, labelled)
+    if not isinstance(fit, DawidSkeneResult) or np.shape(fit.posterior) != (v.shape[0],):
+        raise ValueError(
+            "fit must be the DawidSkeneResult of dawid_skene on these same patterns; got "
+            f"{type(fit).__name__}."
+        )
     random = design == "random"
     if method == "wald":
         lower, upper = _wald(v, x, lab, fit, alpha, random=random, smoothing=float(smoothing))
