@@ -31,8 +31,10 @@ Run from the repository root::
     only when the posterior is first used (summary() of θ, q0, q1 and youden comes from the
     exact marginals), so fit plus summary makes none; the draws' cost on first access to
     ``fit.posterior`` is reported beside it (not per posterior). With the breakdown: quadrature
-    of θ, q0, q1 (``exact_marginals``), the youden marginal, the draws (``exact_draws``), the
-    rest of ``fit`` and ``summary``. And a
+    of θ, q0, q1 (``exact_marginals``, on the thread pool over blocks of groups that
+    ``bj.fit`` uses — the CPUs available, at most 4 — and on one thread), the youden marginal
+    (pooled), the draws
+    (``exact_draws``), the rest of ``fit`` and ``summary``. And a
     single exact fit plus summary of one group (median of 5), against the 0.21 s that issue
     13 quotes for R's ``prevalence::truePrev`` (JAGS) — a figure from the issue, not measured
     here (R is not installed). Every figure is taken twice in the same call: wall seconds
@@ -138,6 +140,19 @@ def nuts_seconds(sampler: str, seeds) -> dict:
     return out
 
 
+def exact_threads() -> int:
+    """Threads ``bj.fit(method="exact")`` runs the engine's blocks of groups on, here."""
+    from bayesjudge.models import fit
+
+    return fit._exact_threads()
+
+
+def pooled(func, *args, **kwargs):
+    """``func`` with its blocks of groups on the thread pool that ``bj.fit`` uses."""
+    with ThreadPoolExecutor(max_workers=exact_threads()) as pool:
+        return func(*args, mapper=pool.map, **kwargs)
+
+
 def machine(load_before) -> dict:
     return {
         "python": platform.python_version(),
@@ -160,14 +175,16 @@ def fit_speed(out_path: Path, repeat: int = 2, groups: int = FIT_GROUPS) -> dict
     singles = [single_group_counts(s) for s in range(1, 6)]
     bj.fit(singles[0], method="exact", random_seed=0).summary()  # warm-up (imports, caches)
 
-    many = {"groups": groups, "draws_per_group": 4000, "runs": []}
-    parts = ("marginals", "youden_marginal", "draws", "fit", "summary", "fit_and_summary",
-             "posterior_first_access")  # fmt: skip
+    many = {"groups": groups, "draws_per_group": 4000, "runs": [],
+            "threads": exact_threads()}  # fmt: skip
+    parts = ("marginals", "marginals_one_thread", "youden_marginal", "draws", "fit", "summary",
+             "fit_and_summary", "posterior_first_access")  # fmt: skip
     for seed in range(1, repeat + 1):  # each run: the parts, then the whole
         run = {}
         for key, func in (
-            ("marginals", lambda: exact_marginals(*data)),
-            ("youden_marginal", lambda: exact_marginals(*data, variables=("youden",))),
+            ("marginals", lambda: pooled(exact_marginals, *data)),
+            ("marginals_one_thread", lambda: exact_marginals(*data)),
+            ("youden_marginal", lambda: pooled(exact_marginals, *data, variables=("youden",))),
             ("draws", lambda s=seed: exact_draws(*data, size=4000, rng=s)),
             ("fit", lambda s=seed: bj.fit(counts, method="exact", random_seed=s)),
         ):

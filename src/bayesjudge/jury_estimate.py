@@ -7,16 +7,25 @@ The numpy formulas live in :mod:`bayesjudge.core.jury`; this module applies them
 from __future__ import annotations
 
 import itertools
+import json
+import math
 import warnings
 
 import numpy as np
 import xarray as xr
 
 from bayesjudge._version import __version__
+from bayesjudge.categorical_estimate import score_vector
+from bayesjudge.core import categorical_jury as core_cat
 from bayesjudge.core import jury as core_jury
 from bayesjudge.core._validation import check_alpha, two_sided_z
-from bayesjudge.core.jury_covariates import covariate_dawid_skene, covariate_levels, covariate_q
-from bayesjudge.data._common import DIMS
+from bayesjudge.core.jury_covariates import (
+    N_STARTS,
+    covariate_dawid_skene,
+    covariate_levels,
+    covariate_q,
+)
+from bayesjudge.data._common import DIMS, plain_value
 from bayesjudge.data.categorical_jury import CategoricalJuryCounts
 from bayesjudge.data.jury import JUDGE, JuryCounts
 from bayesjudge.data.jury_items import JuryItems
@@ -332,7 +341,14 @@ def _theta_part(items: JuryItems, fit, alpha: float, center, scale) -> tuple[dic
     return data, {dim: items.theta_covariate_names}, attrs
 
 
-def jury_covariate_estimate(items: JuryItems, alpha: float = 0.05, *, ridge: float = 1e-3):
+def jury_covariate_estimate(
+    items: JuryItems,
+    alpha: float = 0.05,
+    *,
+    ridge: float = 1e-3,
+    n_starts: int = N_STARTS,
+    random_seed=0,
+):
     """θ per group and each judge's q0, q1 as logistic functions of the item covariates.
 
     The closed-form (maximum-likelihood, EM) fit of the covariate model
@@ -357,6 +373,12 @@ def jury_covariate_estimate(items: JuryItems, alpha: float = 0.05, *, ridge: flo
         One minus the coverage of the Wald intervals.
     ridge : float, default 1e-3
         L2 penalty on the coefficients (on the standardised scale).
+    n_starts : int, default 5
+        EM starts (the majority vote, the labels-only fit, random ones); the fit with the
+        highest penalised likelihood is kept
+        (:func:`~bayesjudge.core.jury_covariates.covariate_dawid_skene`).
+    random_seed : int, numpy.random.Generator or None, default 0
+        Seed of the random starts.
 
     Returns
     -------
@@ -367,7 +389,9 @@ def jury_covariate_estimate(items: JuryItems, alpha: float = 0.05, *, ridge: flo
         ``"high"`` value (its two values if it has two, else its 10th and 90th percentile),
         the others at their mean; ``covariate_low``, ``covariate_high``. Attrs ``method``
         (``"covariate-dawid-skene"``), ``ci_kind``, ``ci_prob``, ``design``, ``center``,
-        ``scale``, ``converged``, ``theta_model`` (``"constant"`` or ``"logistic"``). With
+        ``scale``, ``converged``, ``theta_model`` (``"constant"`` or ``"logistic"``),
+        ``n_starts`` and ``n_best_starts`` (the EM starts that reached the kept optimum: fewer
+        than ``n_starts`` say the likelihood has several maxima). With
         theta covariates also ``theta_coef``, ``theta_coef_se``, ``theta_coef_ci``
         (theta_covariate[, ci_bound]): δ per standard deviation, Wald; attrs ``theta_over``,
         ``theta_center``, ``theta_scale``.
@@ -410,6 +434,8 @@ def jury_covariate_estimate(items: JuryItems, alpha: float = 0.05, *, ridge: flo
         alpha=alpha,
         ridge=ridge,
         theta_covariates=w,
+        n_starts=n_starts,
+        random_seed=random_seed,
     )
     if not fit.converged:
         warnings.warn(
@@ -471,6 +497,8 @@ def jury_covariate_estimate(items: JuryItems, alpha: float = 0.05, *, ridge: flo
             "scale": [float(v) for v in scale],
             "ridge": ridge,
             "converged": int(fit.converged),
+            "n_starts": int(fit.n_starts),
+            "n_best_starts": int(fit.n_best),
             "bayesjudge_version": __version__,
             **t_attrs,
         },
@@ -571,7 +599,7 @@ def _plan_group(theta, q0, q1, n, budgets, juries, allocation, alpha, design):
 
 
 def jury_plan(
-    counts: JuryCounts,
+    counts: JuryCounts | CategoricalJuryCounts,
     budgets,
     *,
     juries=None,
@@ -580,6 +608,7 @@ def jury_plan(
     allocation: str = "optimal",
     alpha: float = 0.05,
     smoothing: float = 0.5,
+    scores=None,
 ) -> xr.Dataset:
     """Which judge or jury gives the narrowest interval for each label budget.
 
@@ -590,13 +619,21 @@ def jury_plan(
     interval of θ converges to (:func:`~bayesjudge.core.jury.dawid_skene_plan`), with the
     budget split between truly incorrect and truly correct items as ``allocation`` says.
 
+    K-category counts (:class:`~bayesjudge.data.CategoricalJuryCounts`) are planned the same
+    way with the K-class model (pilot by
+    :func:`~bayesjudge.core.categorical_jury.categorical_dawid_skene`, widths by
+    :func:`~bayesjudge.core.categorical_jury.categorical_dawid_skene_plan`): a width per
+    category θ_k (and for the mean score with ``scores``), the budget split over the K true
+    categories. Juries and splits are then compared on one number, the *target width*: the
+    score's width with ``scores``, else the widest category's.
+
     Parameters
     ----------
-    counts : JuryCounts
+    counts : JuryCounts or CategoricalJuryCounts
         The pilot: verdict patterns of the judges (with labelled items, or three or more
         judges).
     budgets : sequence of int
-        Total labelled items to plan for (each at least 2).
+        Total labelled items to plan for (each at least 2; at least K for K categories).
     juries : sequence of sequences of judges, optional
         The juries to compare. Default: every non-empty subset of the judges (at most
         ``max_size`` of them), up to 10 judges.
@@ -609,11 +646,20 @@ def jury_plan(
         ``"optimal"`` the split (in steps of 2 % of the budget, at least one item of each
         truth) that minimises the width,
         ``"balanced"`` half each, ``"proportional"`` m1 = budget·θ̂ (what a random sample of
-        the items gives; the only choice for ``design="random"`` counts).
+        the items gives; the only choice for ``design="random"`` counts). With K categories
+        the budget splits over the true categories: ``"optimal"`` the split with the
+        narrowest target width among all splits in steps of 1/G of the budget, every
+        category at least one step and one item (G = 50 for K ≤ 3, smaller above so that at
+        most 1500 splits are tried; at K = 2 the binary grid); ``"balanced"`` budget/K each,
+        ``"proportional"`` budget·θ̂_k (rounded, at least one item of each category).
     alpha : float, default 0.05
         One minus the interval's coverage probability.
     smoothing : float, default 0.5
-        Beta pseudo-counts of the pilot fit (:func:`~bayesjudge.core.jury.dawid_skene`).
+        Beta pseudo-counts of the pilot fit (:func:`~bayesjudge.core.jury.dawid_skene`); with
+        K categories, Dirichlet pseudo-items per verdict and true category (the same at K = 2).
+    scores : dict, optional
+        K categories only: ``{category: value}``; also plan the mean score ``Σ value_k θ_k``,
+        whose width then decides the best jury and the optimal split.
 
     Returns
     -------
@@ -626,6 +672,14 @@ def jury_plan(
         (judges joined by ``+``), ``jury_size``; the pilot's ``theta_hat``, ``q0_hat``,
         ``q1_hat``. Attrs ``method``, ``allocation``, ``alpha``, ``ci_prob``, ``design``,
         ``smoothing``.
+
+        K categories: ``width``, ``sd`` and ``m`` (labelled items of each true category in the
+        chosen split) gain a ``category`` dim; ``target_width`` (system, stratum, jury,
+        budget) is what ``best_jury``, ``best_single``, ``ratio`` and the split compare;
+        with ``scores`` also ``score_width``, ``score_sd``. Coords ``theta_hat`` (system,
+        stratum, category) and ``confusion_hat`` (system, stratum, judge, truth, verdict)
+        of the pilot; attrs also ``target`` (``"score"`` or ``"widest category"``),
+        ``categories`` and ``scores`` (JSON).
 
     Notes
     -----
@@ -650,9 +704,30 @@ def jury_plan(
     ['a+b+c', 'a+b+c']
     >>> round(float(plan["ratio"].squeeze()[1]), 2)
     0.47
+
+    K categories, choosing on the width of A's win rate (ties counted half):
+
+    >>> from bayesjudge.data import CategoricalJuryCounts
+    >>> cat = CategoricalJuryCounts.from_counts(
+    ...     ["000", "111", "222", "001", "121", "220", "010", "012"],
+    ...     test=[120, 60, 150, 30, 20, 25, 15, 10],
+    ...     labelled=[[10, 0, 0, 2, 0, 1, 1, 0], [1, 8, 0, 1, 3, 0, 1, 1],
+    ...               [0, 0, 12, 0, 1, 2, 0, 0]],
+    ...     judges=["a", "b", "c"], categories=["A", "tie", "B"])
+    >>> plan = jury_plan(cat, [30, 90], scores={"A": 1, "tie": 0.5, "B": 0})
+    >>> plan["best_jury"].squeeze().values.tolist(), plan["ratio"].squeeze().round(2).values
+    (['a+b+c', 'a+b+c'], array([0.8 , 0.91]))
     """
-    if not isinstance(counts, JuryCounts):
-        raise TypeError(f"jury_plan needs a JuryCounts; got {type(counts).__name__}.")
+    categorical = isinstance(counts, CategoricalJuryCounts)
+    if not (categorical or isinstance(counts, JuryCounts)):
+        raise TypeError(
+            f"jury_plan needs a JuryCounts or a CategoricalJuryCounts; got {type(counts).__name__}."
+        )
+    if scores is not None and not categorical:
+        raise ValueError(
+            "scores= values the categories of K-category counts (CategoricalJuryCounts); these "
+            "counts are correct/incorrect, whose θ is planned directly. Drop scores=."
+        )
     if allocation not in PLAN_ALLOCATIONS:
         raise ValueError(f"allocation must be one of {PLAN_ALLOCATIONS}; got {allocation!r}.")
     if counts.design == "random" and allocation != "proportional":
@@ -664,6 +739,8 @@ def jury_plan(
     budgets = _check_budgets(budgets)
     judges = list(counts.judges)
     chosen = _juries(judges, juries, max_size)
+    if categorical:
+        return _categorical_plan(counts, budgets, chosen, n, allocation, alpha, smoothing, scores)
     pilot = _pilot(counts, smoothing)
     test = counts.test.sum("pattern").transpose(*DIMS).values
     if n is None and ((test == 0) & np.isfinite(pilot["estimate"].values)).any():
@@ -733,7 +810,8 @@ def _pilot(counts: JuryCounts, smoothing: float) -> xr.Dataset:
     )
 
 
-def _plan_dataset(counts, pilot, chosen, budgets, width, sd, m1, allocation, alpha, smoothing):
+def _jury_names(counts, chosen) -> list[str]:
+    """Each jury's name, its judges joined by '+'; refuse names that two juries share."""
     judges = list(counts.judges)
     names = ["+".join(str(judges[i]) for i in jury) for jury in chosen]
     if len(set(names)) < len(names):
@@ -743,16 +821,38 @@ def _plan_dataset(counts, pilot, chosen, budgets, width, sd, m1, allocation, alp
             f"'+', so two juries get the same name. Rename those judges in the tables, or with "
             f"JuryCounts(counts.dataset.assign_coords(judge=[...])), before planning."
         )
-    size = np.array([len(jury) for jury in chosen])
+    return names
+
+
+def _plan_choices(ds: xr.Dataset, width: np.ndarray, names: list[str], size) -> xr.Dataset:
+    """Add best_jury, best_single and ratio, chosen on ``width`` (system, stratum, jury, budget)."""
     finite = np.where(np.isnan(width), np.inf, width)
     best = np.argmin(finite, axis=2)
     singles = np.where(size == 1)[0]
+    no_plan = np.isnan(width).all(axis=2)
+    ds["best_jury"] = (
+        (*DIMS, "budget"),
+        np.where(no_plan, "", np.array(names, dtype=object)[best]),
+    )
+    if singles.size:
+        pick = singles[np.argmin(finite[:, :, singles], axis=2)]
+        best_single = np.where(no_plan, "", np.array(names, dtype=object)[pick])
+        ds["best_single"] = ((*DIMS, "budget"), best_single)
+        top = np.take_along_axis(finite, best[:, :, None], axis=2)[:, :, 0]
+        one = np.take_along_axis(finite, pick[:, :, None], axis=2)[:, :, 0]
+        with np.errstate(invalid="ignore"):
+            ds["ratio"] = ((*DIMS, "budget"), np.where(no_plan, np.nan, top / one))
+    return ds
+
+
+def _plan_dataset(counts, pilot, chosen, budgets, width, sd, m1, allocation, alpha, smoothing):
+    names = _jury_names(counts, chosen)
+    size = np.array([len(jury) for jury in chosen])
     ds = xr.Dataset(
         {
             "width": ((*DIMS, "jury", "budget"), width),
             "sd": ((*DIMS, "jury", "budget"), sd),
             "m1": ((*DIMS, "jury", "budget"), m1),
-            "best_jury": ((*DIMS, "budget"), np.array(names, dtype=object)[best]),
         },
         coords={
             "system": counts.dataset.indexes["system"],
@@ -766,16 +866,7 @@ def _plan_dataset(counts, pilot, chosen, budgets, width, sd, m1, allocation, alp
             "q1_hat": ((*DIMS, JUDGE), pilot["q1_hat"].values),
         },
     )
-    no_plan = np.isnan(width).all(axis=2)
-    ds["best_jury"] = ds["best_jury"].where(~no_plan, "")
-    if singles.size:
-        pick = singles[np.argmin(finite[:, :, singles], axis=2)]
-        best_single = np.where(no_plan, "", np.array(names, dtype=object)[pick])
-        ds["best_single"] = ((*DIMS, "budget"), best_single)
-        top = np.take_along_axis(finite, best[:, :, None], axis=2)[:, :, 0]
-        one = np.take_along_axis(finite, pick[:, :, None], axis=2)[:, :, 0]
-        with np.errstate(invalid="ignore"):
-            ds["ratio"] = ((*DIMS, "budget"), np.where(no_plan, np.nan, top / one))
+    ds = _plan_choices(ds, width, names, size)
     ds["width"].attrs["long_name"] = "planned width of the Dawid–Skene Wald interval of θ"
     ds.attrs = {
         "method": "dawid-skene-plan",
@@ -784,6 +875,208 @@ def _plan_dataset(counts, pilot, chosen, budgets, width, sd, m1, allocation, alp
         "ci_prob": 1 - alpha,
         "design": counts.design,
         "smoothing": smoothing,
+        "bayesjudge_version": __version__,
+    }
+    return ds
+
+
+# ------------------------------------------------------------- planning, K categories
+
+#: "optimal" searches the splits of a budget over the K true categories on a grid of shares
+#: in steps of 1/G (every category at least one step): G = 50 at K = 2 (the binary plan's
+#: 2 % steps) and K = 3, less above, so that at most this many splits are tried.
+MAX_PLAN_SPLITS = 1500
+
+
+def _share_grid(k: int) -> np.ndarray:
+    """Every split of G steps over K categories, each at least one step, as shares (S, K).
+
+    At K = 2 the order is that of the binary plan: the second category's share ascending.
+    """
+    steps = max(g for g in range(k, 51) if math.comb(g - 1, k - 1) <= MAX_PLAN_SPLITS)
+    cuts = np.array(list(itertools.combinations(range(1, steps), k - 1)), dtype=float)
+    parts = np.diff(np.column_stack([np.zeros(len(cuts)), cuts, np.full(len(cuts), steps)]))
+    return parts[:, ::-1] / steps
+
+
+def _round_split(budget: float, shares: np.ndarray) -> np.ndarray:
+    """Whole labelled items per category (S, K) summing to ``budget``, at least one each.
+
+    Categories 1..K-1 get round(budget · share) (at least 1) and category 0 the rest; where
+    that leaves category 0 empty the largest of the others gives up items. At K = 2 this is
+    the binary plan's m1 = clip(round(budget · share), 1, budget - 1).
+    """
+    m = np.round(budget * shares)
+    m[:, 1:] = np.maximum(m[:, 1:], 1.0)
+    m[:, 0] = budget - m[:, 1:].sum(axis=1)
+    for row in np.flatnonzero(m[:, 0] < 1):
+        while m[row, 0] < 1:
+            top = 1 + int(np.argmax(m[row, 1:]))
+            m[row, top] -= 1
+            m[row, 0] += 1
+    _, first = np.unique(m, axis=0, return_index=True)
+    return m[np.sort(first)]
+
+
+def _category_splits(budget: float, pi: np.ndarray, allocation: str) -> np.ndarray:
+    k = pi.size
+    if allocation == "optimal":
+        shares = _share_grid(k)
+    elif allocation == "balanced":
+        shares = np.full((1, k), 1.0 / k)
+    else:
+        shares = pi[None, :]
+    return _round_split(budget, shares)
+
+
+def _categorical_plan_group(pi, conf, n, budgets, juries, allocation, alpha, design, values):
+    """Planned widths, sds (jury, budget, K), score's (jury, budget) and chosen m, one group."""
+    k, nj, nb = pi.size, len(juries), len(budgets)
+    width, sd, m = (np.full((nj, nb, k), np.nan) for _ in range(3))
+    score_width, score_sd = np.full((nj, nb), np.nan), np.full((nj, nb), np.nan)
+    splits = [_category_splits(b, pi, allocation) for b in budgets]
+    grid = np.concatenate(splits)
+    ends = np.cumsum([len(split) for split in splits])[:-1]
+    for i, jury in enumerate(juries):
+        plan = core_cat.categorical_dawid_skene_plan(
+            pi, conf[list(jury)], n, grid, alpha=alpha, design=design, scores=values
+        )
+        # The split is chosen on the score's width, or else on the widest category's.
+        target = plan.width.max(axis=-1) if values is None else plan.score_width
+        for b, rows in enumerate(np.split(np.arange(len(grid)), ends)):
+            best = rows[np.argmin(np.where(np.isnan(target[rows]), np.inf, target[rows]))]
+            width[i, b], sd[i, b], m[i, b] = plan.width[best], plan.sd[best], grid[best]
+            score_width[i, b], score_sd[i, b] = plan.score_width[best], plan.score_sd[best]
+    return width, sd, m, score_width, score_sd
+
+
+def _interior(p: np.ndarray) -> np.ndarray:
+    """Shares (last axis) clipped to [1e-6, 1 - 1e-6] and renormalised, for finite log-odds."""
+    p = np.clip(p, 1e-6, 1.0 - 1e-6)
+    return p / p.sum(axis=-1, keepdims=True)
+
+
+def _categorical_plan(counts, budgets, chosen, n, allocation, alpha, smoothing, scores):
+    k = counts.K
+    if (budgets < k).any():
+        raise ValueError(
+            f"budgets must be at least K = {k} labelled items (one of each category); got "
+            f"{budgets[budgets < k].astype(int).tolist()}."
+        )
+    values = None if scores is None else score_vector(scores, counts.categories)
+    pi_hat, conf_hat = _categorical_pilot(counts, smoothing)
+    test = counts.test.sum("pattern").transpose(*DIMS).values
+    if n is None and ((test == 0) & np.isfinite(pi_hat[..., 0])).any():
+        raise ValueError(
+            "A group of the pilot has no unlabelled test items, so the test set to plan for "
+            "is unknown: pass n=<unlabelled items to plan for>."
+        )
+    s, r = test.shape
+    shape = (s, r, len(chosen), len(budgets))
+    width, sd, m = (np.full((*shape, k), np.nan) for _ in range(3))
+    score_width, score_sd = np.full(shape, np.nan), np.full(shape, np.nan)
+    for a, b in itertools.product(range(s), range(r)):
+        if not np.isfinite(pi_hat[a, b]).all():
+            continue
+        width[a, b], sd[a, b], m[a, b], score_width[a, b], score_sd[a, b] = (
+            _categorical_plan_group(
+                _interior(pi_hat[a, b]), _interior(conf_hat[a, b]),
+                float(test[a, b] if n is None else n), budgets, chosen, allocation, alpha,
+                counts.design, values,
+            )
+        )  # fmt: skip
+    target = np.max(width, axis=-1) if values is None else score_width
+    data = {"width": width, "sd": sd, "m": m, "target_width": target}
+    if values is not None:
+        data |= {"score_width": score_width, "score_sd": score_sd}
+    return _categorical_plan_dataset(
+        counts, chosen, budgets, data, (pi_hat, conf_hat), values,
+        {"allocation": allocation, "alpha": alpha, "smoothing": smoothing},
+    )  # fmt: skip
+
+
+def _labelled_pilot(v, lab, k: int, smoothing: float):
+    """π̂ and confusion of a fully labelled group: labelled shares and smoothed rates."""
+    pi = lab.sum(axis=1) / lab.sum()
+    hot = (v[..., None] == np.arange(k)).astype(float)  # (P, J, C)
+    table = np.einsum("tp,pjc->jtc", lab, hot) + smoothing
+    return pi, table / table.sum(axis=-1, keepdims=True)
+
+
+def _categorical_pilot(counts: CategoricalJuryCounts, smoothing: float):
+    """π̂ (S, R, K) and confusion (S, R, J, K, K) per group by Dawid–Skene; NaN where none."""
+    v = counts.verdicts.astype(np.int64)
+    test = counts.test.transpose(*DIMS, "pattern").values.astype(float)
+    lab = counts.labelled.transpose(*DIMS, "truth", "pattern").values.astype(float)
+    s, r, j, k = (*test.shape[:2], v.shape[1], counts.K)
+    pi, conf = np.full((s, r, k), np.nan), np.full((s, r, j, k, k), np.nan)
+    empty = []
+    for a, b in itertools.product(range(s), range(r)):
+        seen = (test[a, b] + lab[a, b].sum(axis=0)) > 0
+        fits = test[a, b].sum() > 0 and (lab[a, b].sum() > 0 or j >= 3)
+        if not (v[seen] >= 0).any(axis=0).all():
+            empty.append((counts.systems[a], counts.strata[b]))
+        elif fits:
+            fit = core_cat.categorical_dawid_skene(
+                v[seen], test[a, b][seen], lab[a, b][:, seen], design=counts.design,
+                smoothing=smoothing,
+            )  # fmt: skip
+            pi[a, b], conf[a, b] = fit.pi, fit.confusion
+        elif counts.design == "random" and test[a, b].sum() == 0 and lab[a, b].sum() > 0:
+            pi[a, b], conf[a, b] = _labelled_pilot(v[seen], lab[a, b][:, seen], k, smoothing)
+        else:
+            empty.append((counts.systems[a], counts.strata[b]))
+    if empty:
+        warnings.warn(
+            f"No plan for (system, stratum) {empty[:5]!r}{' …' if len(empty) > 5 else ''}: the "
+            f"pilot needs test items (with labelled items, or at least 3 judges; under the "
+            f"random design labelled items alone will do) and a verdict of every judge. Select "
+            f"the judges who graded those groups (counts.sel(judge=[...])) or add items.",
+            SmallSampleWarning,
+            stacklevel=4,
+        )
+    return pi, conf
+
+
+def _categorical_plan_dataset(counts, chosen, budgets, data, pilot, values, settings):
+    names = _jury_names(counts, chosen)
+    size = np.array([len(jury) for jury in chosen])
+    cats = counts.categories
+    per_cat = (*DIMS, "jury", "budget", "category")
+    ds = xr.Dataset(
+        {
+            name: (per_cat if value.ndim == 5 else per_cat[:-1], value)
+            for name, value in data.items()
+        },
+        coords={
+            "system": counts.dataset.indexes["system"],
+            "stratum": counts.dataset.indexes["stratum"],
+            "jury": names,
+            "jury_size": ("jury", size),
+            "budget": budgets.astype(np.int64),
+            "category": cats,
+            JUDGE: counts.dataset.indexes[JUDGE],
+            "truth": cats,
+            "verdict": cats,
+            "theta_hat": ((*DIMS, "category"), pilot[0]),
+            "confusion_hat": ((*DIMS, JUDGE, "truth", "verdict"), pilot[1]),
+        },
+    )
+    ds = _plan_choices(ds, data["target_width"], names, size)
+    ds["width"].attrs["long_name"] = "planned width of the Dawid–Skene Wald interval of θ_k"
+    ds["m"].attrs["long_name"] = "labelled items of each true category in the chosen split"
+    target = "widest category" if values is None else "score"
+    ds["target_width"].attrs["long_name"] = f"planned width the choices minimise ({target})"
+    ds.attrs = {
+        "method": "dawid-skene-plan",
+        **settings,
+        "ci_prob": 1 - settings["alpha"],
+        "design": counts.design,
+        "target": target,
+        "categories": json.dumps([plain_value(c) for c in cats]),
+        "scores": ""
+        if values is None
+        else json.dumps(dict(zip(map(str, cats), values.tolist(), strict=True))),
         "bayesjudge_version": __version__,
     }
     return ds

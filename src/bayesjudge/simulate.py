@@ -1977,7 +1977,7 @@ def _jury_intercepts(q: np.ndarray, sigma: float) -> np.ndarray:
     """Logit intercepts ``a`` with E[expit(a + σU)] = q, U ~ N(0, 1); ∓inf where q is 0 or 1."""
     q = np.asarray(q, dtype=float)
     with np.errstate(divide="ignore"):
-        out = special.logit(q)
+        out = np.ascontiguousarray(special.logit(q))  # written through reshape(-1)
     if sigma == 0:
         return out
     flat = out.reshape(-1)
@@ -2686,13 +2686,39 @@ def simulate_categorical_jury_arrays(
     return {"patterns": patterns, "test": test.astype(np.int64), "labelled": labelled}
 
 
-def _categorical_jury_verdicts(rng, truth, confusion, missing: float) -> np.ndarray:
-    """Verdicts (items, J): category indices given the truths, -1 where missing."""
+def _categorical_jury_verdicts(
+    rng, truth, confusion, missing: float, dependence: float = 0.0
+) -> np.ndarray:
+    """Verdicts (items, J): category indices given the truths, -1 where missing.
+
+    With ``dependence`` σ > 0 each item has u ~ N(0, 1): judge j is right with probability
+    expit(a_jt + σ u) (a_jt keeps the marginal C_j[t, t], as :func:`simulate_jury`), and a
+    wrong verdict falls in v ≠ t with probability ∝ C_j[t, v].
+    """
+    k = confusion.shape[-1]
+    if dependence > 0:
+        eye = np.eye(k, dtype=bool)
+        # Contiguous: _jury_intercepts solves in place through a reshaped view.
+        diag = np.ascontiguousarray(np.diagonal(confusion, axis1=-2, axis2=-1))  # (J, K)
+        intercept = _jury_intercepts(diag, dependence)[:, truth].T  # (items, J)
+        effect = dependence * rng.standard_normal(truth.size)[:, None]
+        right = rng.random(intercept.shape) < special.expit(intercept + effect)
+        off = np.where(eye, 0.0, confusion)
+        total = off.sum(-1, keepdims=True)
+        # A judge never wrong on truth t (C[t, t] = 1) is right for every u: any row will do.
+        off = np.where(total > 0, off / np.where(total > 0, total, 1.0), ~eye / (k - 1))
+        wrong = _categorical_jury_verdicts(rng, truth, off, 0.0)
+        verdict = np.where(right, truth[:, None], wrong).astype(np.int8)
+        return _drop_verdicts(rng, verdict, missing)
     cdf = np.cumsum(confusion, axis=-1)  # (J, K, K)
     u = rng.random((truth.size, confusion.shape[0]))
     rows = cdf[:, truth, :]  # (J, items, K)
-    k = confusion.shape[-1]
     verdict = np.minimum((u.T[..., None] >= rows).sum(axis=-1), k - 1).T.astype(np.int8)
+    return _drop_verdicts(rng, verdict, missing)
+
+
+def _drop_verdicts(rng, verdict: np.ndarray, missing: float) -> np.ndarray:
+    """Drop each verdict with probability ``missing`` (an item keeps at least one)."""
     if missing > 0:
         dropped = rng.random(verdict.shape) < missing
         # As simulate_jury: an item whose verdicts were all dropped keeps one judge's.
@@ -2702,9 +2728,12 @@ def _categorical_jury_verdicts(rng, truth, confusion, missing: float) -> np.ndar
     return verdict
 
 
-def _categorical_jury_draw(pi, confusion, n, m, design, missing, system, stratum, seed):
+def _categorical_jury_draw(
+    pi, confusion, n, m, design, missing, system, stratum, seed, dependence=0.0
+):
     """Draw every group's items: truths, human labels (-1 unlabelled) and verdicts."""
     missing = _check_missing(missing)
+    dependence, _, _ = _check_jury_options(dependence, 0.0, "stratified")
     system, stratum = _as_labels(system), _as_labels(stratum)
     labels_shape = _label_shape(system, stratum)
     par = _categorical_jury_sizes(pi, confusion, n, m, design, labels_shape)
@@ -2732,7 +2761,9 @@ def _categorical_jury_draw(pi, confusion, n, m, design, missing, system, stratum
             "stratum": DEFAULT_LABEL if stratum is None else stratum[t],
             "truth": truth,
             "human": np.where(np.arange(truth.size) >= int(g["n"]), truth, -1),
-            "verdict": _categorical_jury_verdicts(rng, truth, g["confusion"], missing),
+            "verdict": _categorical_jury_verdicts(
+                rng, truth, g["confusion"], missing, dependence
+            ),
         })  # fmt: skip
     return par, parts, system, stratum, full, missing
 
@@ -2762,6 +2793,7 @@ def simulate_categorical_jury(
     categories=None,
     judges=None,
     random_seed=None,
+    dependence=0.0,
 ) -> CategoricalJuryCounts:
     """Draw several judges' K-category verdicts on the same items, item by item.
 
@@ -2799,6 +2831,12 @@ def simulate_categorical_jury(
         The J judges' labels (default ``"j0"``, ``"j1"``, …).
     random_seed : int, numpy.random.Generator or None
         Seed of the draws.
+    dependence : float, default 0.0
+        Sd σ, in [0, :data:`MAX_DEPENDENCE`], of an item effect u shared by the judges: judge
+        j is right on an item of truth t with probability expit(a_jt + σ u), u ~ N(0, 1),
+        a_jt chosen so that its rate over the items stays C_j[t, t]; a wrong verdict falls
+        in v ≠ t with probability ∝ C_j[t, v]. 0: conditionally independent judges. At
+        K = 2 this is :func:`simulate_jury`'s ``dependence``.
 
     Returns
     -------
@@ -2829,7 +2867,7 @@ def simulate_categorical_jury(
     (['A', 'tie', 'B'], ['gpt', 'claude', 'llama'])
     """
     par, parts, system, stratum, full, missing = _categorical_jury_draw(
-        pi, confusion, n, m, design, missing, system, stratum, random_seed
+        pi, confusion, n, m, design, missing, system, stratum, random_seed, dependence
     )
     cats, judges = _categorical_jury_names(par, categories, judges)
     digits = [np.where(p["verdict"] < 0, par["K"], p["verdict"]) for p in parts]
@@ -2853,6 +2891,8 @@ def simulate_categorical_jury(
     seed = int(random_seed) if is_seed(random_seed) else None
     settings = {"generator": "bayesjudge.simulate.simulate_categorical_jury", "random_seed": seed}
     settings |= {"design": par["design"], "missing": missing}
+    if dependence:
+        settings["dependence"] = float(dependence)
     settings |= {k: np.asarray(par[k]).tolist() for k in ("pi", "confusion", "n", "m")}
     ds.attrs["simulation"] = json.dumps(settings)
     return CategoricalJuryCounts(ds)

@@ -368,11 +368,11 @@ def test_estimate_judges_k_categories_refusals(k_jury_csv, capsys, argv, drop, m
     assert message in err and "Traceback" not in err
 
 
-def test_report_judges_k_categories_is_refused(k_jury_csv, capsys, tmp_path):
+def test_report_judges_k_categories_writes_the_report(k_jury_csv, capsys, tmp_path):
     argv = [a if a != "estimate" else "report" for a in _k_args(k_jury_csv)]
-    assert main([*argv, "--out", str(tmp_path / "r")]) == 2
-    err = capsys.readouterr().err
-    assert "print with 'bayesjudge estimate'" in err and not (tmp_path / "r").exists()
+    assert main([*argv, "--method", "none", "--out", str(tmp_path / "r")]) == 0
+    assert "report: 3 judges, categories (K = 3" in capsys.readouterr().out
+    assert (tmp_path / "r" / "report.md").exists()
 
 
 @pytest.mark.slow

@@ -33,6 +33,7 @@ def test_registry_names_importable_modules_with_run_and_plot():
         "categorical-rubric",
         "categorical-structure",
         "jury",
+        "categorical-jury",
         "llmbar-jury",
     }
     import importlib

@@ -36,12 +36,14 @@ def test_without_theta_covariates_the_fit_is_unchanged():
 
     ``rng = np.random.default_rng(7); item, judge, verdict, x, seen, _ = simulate(rng,
     n_items=120, labelled=20); covariate_dawid_skene(item, judge, verdict, x, seen,
-    group=np.arange(120) % 2, design="random")``.
+    group=np.arange(120) % 2, design="random")`` — one EM from the majority vote, which is
+    ``n_starts=1`` since multi-start EM (the default now finds a higher maximum here: see
+    ``test_multi_start_keeps_the_highest_maximum``).
     """
     rng = np.random.default_rng(7)
     item, judge, verdict, x, seen, _ = simulate(rng, n_items=120, labelled=20)
     fit = covariate_dawid_skene(
-        item, judge, verdict, x, seen, group=np.arange(120) % 2, design="random"
+        item, judge, verdict, x, seen, group=np.arange(120) % 2, design="random", n_starts=1
     )
     np.testing.assert_allclose(fit.theta, [0.3297151685569293, 0.30330744592937847], atol=1e-12)
     np.testing.assert_allclose(
@@ -59,6 +61,42 @@ def test_without_theta_covariates_the_fit_is_unchanged():
     # the new fields: the constant model's truth parameters are logit θ_g
     np.testing.assert_allclose(fit.theta_coef, special.logit(fit.theta), atol=1e-9)
     assert fit.theta_coef_cov.shape == (2, 2)
+    assert (fit.n_starts, fit.n_best) == (1, 1)
+
+
+def test_multi_start_keeps_the_highest_maximum():
+    """The reference data above (120 items, 20 labelled, random design) have two maxima.
+
+    Measured (2026-11-28): the vote's EM stops at penalised log-likelihood -231.00658 (θ =
+    0.330, 0.303); the start from the labels-only fit reaches -230.94058 (θ = 0.451, 0.470,
+    judge 2 nearly perfect), and the three random starts (seed 0) the vote's maximum.
+    """
+    rng = np.random.default_rng(7)
+    item, judge, verdict, x, seen, _ = simulate(rng, n_items=120, labelled=20)
+    args = (item, judge, verdict, x, seen)
+    kw = {"group": np.arange(120) % 2, "design": "random"}
+    one = covariate_dawid_skene(*args, **kw, n_starts=1)
+    best = covariate_dawid_skene(*args, **kw)
+    assert (best.n_starts, best.n_best) == (5, 1)
+    ridge = 1e-3
+
+    def objective(fit):
+        ll = covariate_log_likelihood(*args, fit.theta, fit.coef, **kw)
+        assert ll == pytest.approx(fit.log_likelihood, abs=1e-9)
+        return ll - ridge / 2 * (fit.coef**2).sum()
+
+    assert objective(best) == pytest.approx(-230.94058080484, abs=1e-6)
+    assert objective(one) == pytest.approx(-231.00658190499, abs=1e-6)
+    np.testing.assert_allclose(best.theta, [0.4511087, 0.46981282], atol=1e-6)
+    # without labelled items there is no labels-only start: the vote and random ones
+    no_labels = covariate_dawid_skene(*args[:4], np.full(120, -1), **kw, n_starts=2)
+    assert no_labels.n_starts == 2
+
+
+@pytest.mark.parametrize("n_starts", [0, 2.5, True, "3"])
+def test_bad_n_starts(n_starts):
+    with pytest.raises(ValueError, match="n_starts must be a whole number of EM starts"):
+        covariate_dawid_skene([0, 0, 0], [0, 1, 2], [1, 0, 1], None, [-1], n_starts=n_starts)
 
 
 def small_data(seed=11, n=150):
@@ -116,8 +154,19 @@ def test_em_reaches_the_optimum_and_the_information_is_its_curvature(design):
     em = np.concatenate([fit.theta_coef, fit.coef.ravel()])
     res = optimize.minimize(lambda p: -penalised(p, args, design, ridge), np.zeros(em.size),
                             method="BFGS", options={"gtol": 1e-7})  # fmt: skip
-    np.testing.assert_allclose(em, res.x, atol=1e-4)
     assert penalised(em, args, design, ridge) >= -res.fun - 1e-9
+    # the EM optimum is a maximum: BFGS started there stays there
+    res = optimize.minimize(lambda p: -penalised(p, args, design, ridge), em, method="BFGS",
+                            options={"gtol": 1e-7})  # fmt: skip
+    np.testing.assert_allclose(em, res.x, atol=1e-4)
+    if design == "stratified":
+        # Two maxima (measured 2026-11-28): BFGS from 0 and the vote's EM stop at -556.52801,
+        # the multi-start EM (the labels-only start) reaches -556.50052.
+        one = covariate_dawid_skene(*args[:5], group=args[5], design=design,
+                                    theta_covariates=args[6], ridge=ridge, tol=1e-10,
+                                    n_starts=1)  # fmt: skip
+        low = np.concatenate([one.theta_coef, one.coef.ravel()])
+        assert penalised(em, args, design, ridge) > penalised(low, args, design, ridge) + 0.02
     # the observed information against central second differences of the penalised likelihood
     h, size = 1e-3, em.size
     hess = np.zeros((size, size))
@@ -170,8 +219,9 @@ def test_a_truth_rising_with_length_is_not_read_as_a_length_bias():
     """
     item, judge, verdict, w, seen, _ = simulate_confounded(np.random.default_rng(5))
     args = (item, judge, verdict, w[item], seen)
-    const = covariate_dawid_skene(*args, design="random")
-    model = covariate_dawid_skene(*args, design="random", theta_covariates=w)
+    # one EM start each (as measured before multi-start EM; 1500 items have one maximum here)
+    const = covariate_dawid_skene(*args, design="random", n_starts=1)
+    model = covariate_dawid_skene(*args, design="random", theta_covariates=w, n_starts=1)
     z_const = const.coef[:, :, 1] / np.sqrt(np.diag(const.coef_cov)).reshape(3, 2, 2)[:, :, 1]
     z_model = model.coef[:, :, 1] / np.sqrt(np.diag(model.coef_cov)).reshape(3, 2, 2)[:, :, 1]
     assert np.abs(z_const).max() > 3, z_const

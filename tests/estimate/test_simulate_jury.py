@@ -75,6 +75,16 @@ def test_intercepts_at_the_boundary_and_without_dependence():
     )
 
 
+def test_intercepts_of_a_non_contiguous_array():
+    # A transposed (non-contiguous) q once came back with the σ = 0 intercepts: the roots were
+    # written into a copy made by reshape (marginal 0.70 instead of 0.80 at σ = 2).
+    q = np.array([[0.8, 0.6], [0.7, 0.9]]).T
+    assert not q.flags.c_contiguous
+    a = _jury_intercepts(q, 2.0)
+    np.testing.assert_allclose(a, _jury_intercepts(np.ascontiguousarray(q), 2.0), rtol=0, atol=0)
+    np.testing.assert_allclose([[_marginal(v, 2.0) for v in row] for row in a], q, atol=1e-10)
+
+
 def test_pattern_probabilities_without_dependence_are_products():
     patterns, prob = jury_pattern_probabilities(Q0, Q1)
     assert patterns.tolist() == [list(p) for p in itertools.product((1, 0), repeat=3)]

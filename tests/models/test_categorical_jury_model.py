@@ -255,7 +255,11 @@ def test_dims_and_coords(calibration, confusion_dims):
 @pytest.mark.parametrize(
     ("options", "match"),
     [
-        ({"calibration": "hierarchical"}, r"calibration must be one of \['shared', 'separate'\]"),
+        (
+            {"calibration": "pooled"},
+            r"calibration must be one of \['shared', 'separate', 'hierarchical'\]",
+        ),
+        ({"dependence": "items"}, r"dependence must be one of \[None, 'item'\]"),
         ({"priors": CategoricalPriors(theta=(1.0, 2.0))}, r"theta has shape \(2,\)"),
         ({"priors": "flat"}, "priors must be a bayesjudge.models.categorical.CategoricalPriors"),
         ({"scores": {"A": 1, "tie": 0.5}}, "scores"),
@@ -431,7 +435,7 @@ def test_fit_and_load_dispatch(catjury_fit, tmp_path):
 
     with pytest.raises(ValueError, match=r"aggregate='dirichlet'"):
         bj.fit(catjury_fit.counts, aggregate="dirichlet")
-    with pytest.raises(ValueError, match="pool_judges= and judge_better_than_chance="):
-        bj.fit(catjury_fit.counts, pool_judges=True)
+    with pytest.raises(ValueError, match="judge_better_than_chance= is an option of binary"):
+        bj.fit(catjury_fit.counts, judge_better_than_chance=True)
     path = catjury_fit.save(tmp_path / "catjury.nc")
     assert isinstance(bj.load(path), CategoricalJuryFit)

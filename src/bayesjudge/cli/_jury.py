@@ -466,7 +466,8 @@ def add_jury_model_options(parser) -> None:
     parser.add_argument(
         "--pool-judges",
         action="store_true",
-        help="with --judges: draw the judges' q0, q1 from a common population (partial pooling)",
+        help="with --judges: draw the judges' q0, q1 (K categories: confusion rows) from a "
+        "common population (partial pooling)",
     )
 
 
@@ -522,14 +523,11 @@ def fit_jury_from_args(args, seed: int):
         )  # fmt: skip
     counts = read_jury_counts(args)
     if isinstance(counts, CategoricalJuryCounts):
-        if args.dependence != "none" or args.pool_judges:
-            raise UsageError(
-                "--dependence and --pool-judges are options of correct/incorrect verdicts; the "
-                "K-category joint model has conditionally independent judges. Drop them."
-            )
         return bayesian("categorical_jury").fit_categorical_jury(
             counts,
             calibration=getattr(args, "calibration_model", None) or "shared",
+            pool_judges=args.pool_judges,
+            dependence=None if args.dependence == "none" else args.dependence,
             scores=score_map(getattr(args, "scores", None), counts.categories),
             draws=args.draws, tune=args.tune, chains=args.chains, random_seed=seed,
             target_accept=getattr(args, "target_accept", None),
@@ -623,9 +621,12 @@ def _print_categorical_fit(args, result, summary, seed: int, save) -> int:
         print(theta.to_csv(index=False), end="")
         return 0
     counts = result.counts
+    config = result.config
     print(
         f"joint model of {len(counts.judges)} judges' K-category verdicts: calibration "
-        f"{result.config['calibration']}; {describe_categories(counts)}; seed {seed}"
+        f"{config['calibration']}, dependence {config.get('dependence') or 'none'}, "
+        f"pool_judges {config.get('pool_judges', False)}; {describe_categories(counts)}; "
+        f"seed {seed}"
     )
     print(theta.to_string(index=False))
     if "score" in summary:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pandas as pd
 
-from bayesjudge._text import fmt_number
+from bayesjudge._text import fmt_number, terminal_safe
 from bayesjudge.categorical_estimate import CATEGORICAL_METHODS
 from bayesjudge.categorical_jury_estimate import CATEGORICAL_JURY_METHODS
 from bayesjudge.cli._categorical import (
@@ -30,9 +31,10 @@ from bayesjudge.cli._common import (
     parse_unit,
     result_frame,
 )
-from bayesjudge.cli._jury import run_jury_estimate
+from bayesjudge.cli._jury import read_jury_counts, run_jury_estimate
 from bayesjudge.data import CategoricalCounts
 from bayesjudge.estimate import CLUSTER_METHODS, JURY_ESTIMATE_METHODS, METHODS, estimate
+from bayesjudge.jury_estimate import jury_plan
 
 #: The methods of K-category counts that binary counts do not have (``bootstrap`` is both's).
 _CATEGORICAL_ONLY = [m for m in CATEGORICAL_METHODS if m not in METHODS]
@@ -90,7 +92,9 @@ def add_parser(subparsers) -> None:
         metavar="BUDGETS",
         help="with --judges: instead of estimating, plan the human labels: for each "
         "comma-separated label budget (e.g. 20,40,80) the planned interval width of every jury "
-        "(Dawid–Skene, from these tables as a pilot) and the narrowest",
+        "(Dawid–Skene, from these tables as a pilot) and the narrowest; with --categories, "
+        "the width of every category's share (of the --scores mean where given), the budget "
+        "split over the true categories",
     )
     est.add_argument(
         "--plan-items",
@@ -106,6 +110,8 @@ def run(args) -> int:
     """Estimate θ per (system, stratum) and print a table or JSON."""
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
+    if args.judges is not None and args.plan is not None and args.categories is not None:
+        return _run_categorical_plan(args)
     if args.judges is not None or args.covariates is not None:
         return run_jury_estimate(args)
     if args.plan is not None or args.plan_items is not None:
@@ -376,3 +382,107 @@ def _records(frame: pd.DataFrame) -> list[dict]:
         {key: jsonable(value) for key, value in row.items()}
         for row in frame.to_dict(orient="records")
     ]
+
+
+def _plan_budgets(text: str) -> list[int]:
+    parts = [p.strip() for p in text.split(",")]
+    if not all(p.isdigit() and int(p) >= 2 for p in parts):
+        raise UsageError(
+            f"--plan {terminal_safe(text)}: give comma-separated label budgets, whole numbers of "
+            "at least 2 written in digits, e.g. --plan 20,40,80."
+        )
+    return [int(p) for p in parts]
+
+
+def _split_text(m, categories) -> str:
+    """Return the labelled items of each true category, as ``A 10, tie 5, B 15``."""
+    if np.isnan(m).any():
+        return ""
+    return ", ".join(f"{label(c)} {v:.0f}" for c, v in zip(categories, m, strict=True))
+
+
+def _categorical_plan_rows(plan, counts) -> list[dict]:
+    rows = []
+    for s in counts.systems:
+        for r in counts.strata:
+            for b in plan["budget"].values:
+                one = plan.sel(system=s, stratum=r, budget=b)
+                best, single = str(one["best_jury"].values), str(one["best_single"].values)
+                rows.append({
+                    "system": s, "stratum": r, "budget": int(b), "best_jury": best,
+                    "width": float(one["target_width"].sel(jury=best)) if best else np.nan,
+                    "split": one["m"].sel(jury=best).values.tolist() if best else [],
+                    "best_single_judge": single,
+                    "single_width": (
+                        float(one["target_width"].sel(jury=single)) if single else np.nan
+                    ),
+                    "ratio": float(one["ratio"]),
+                })  # fmt: skip
+    return rows
+
+
+def _run_categorical_plan(args) -> int:
+    """``estimate --judges COL --categories ... --plan BUDGETS``: the K-category jury plan."""
+    if args.method is not None or args.covariates is not None:
+        raise UsageError(
+            "--plan plans the Dawid–Skene interval of every jury; drop --method and --covariates."
+        )
+    budgets = _plan_budgets(args.plan)
+    counts = read_jury_counts(args)
+    scores = score_map(args.scores, counts.categories)
+    allocation = "proportional" if counts.design == "random" else "optimal"
+    try:
+        plan = jury_plan(
+            counts, budgets, n=args.plan_items, allocation=allocation, alpha=args.alpha,
+            scores=scores,
+        )  # fmt: skip
+    except ValueError as err:
+        raise UsageError(str(err).replace("n=<", "--plan-items <")) from None
+    rows = _categorical_plan_rows(plan, counts)
+    if args.json:
+        payload = {
+            "settings": {k: jsonable(v) for k, v in plan.attrs.items()}
+            | {"categories": [jsonable(c) for c in counts.categories]},
+            "judges": [jsonable(j) for j in counts.judges],
+            "plan": [{k: jsonable(v) for k, v in row.items()} for row in rows],
+            "widths": {
+                str(j): plan["width"].sel(jury=j).values.tolist() for j in plan["jury"].values
+            },
+            "target_widths": {
+                str(j): plan["target_width"].sel(jury=j).values.tolist()
+                for j in plan["jury"].values
+            },
+        }
+        print(json.dumps(payload, indent=2))
+        return 0
+    target = (
+        f"the {1 - args.alpha:.0%} interval of the mean score ({describe_scores(scores)})"
+        if scores is not None
+        else f"the widest of the categories' {1 - args.alpha:.0%} intervals"
+    )
+    print(
+        f"judges ({len(counts.judges)}): {', '.join(label(j) for j in counts.judges)}\n"
+        f"{describe_categories(counts)}\n"
+        f"plan: planned width of {target} (Dawid–Skene) per label budget ({allocation} split "
+        f"of each budget over the true categories; these tables are the pilot). Asymptotic: "
+        f"check coverage by simulation for small budgets, and dependence with 'fit --judges'."
+    )
+    frame = pd.DataFrame(rows)
+    shown = pd.DataFrame(
+        {
+            "system": frame["system"].map(label),
+            "stratum": frame["stratum"].map(label),
+            "labels": frame["budget"],
+            "narrowest jury": frame["best_jury"].map(label),
+            "width": frame["width"].map(fmt_number),
+            "labels per true category": [
+                _split_text(np.asarray(m, dtype=float), counts.categories) if m else ""
+                for m in frame["split"]
+            ],
+            "best single judge": frame["best_single_judge"].map(label),
+            "its width": frame["single_width"].map(fmt_number),
+            "ratio": frame["ratio"].map(fmt_number),
+        }
+    )
+    print(shown.to_string(index=False))
+    return 0

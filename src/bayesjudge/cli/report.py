@@ -59,7 +59,7 @@ from bayesjudge.cli.compare import (
     str_to_system,
 )
 from bayesjudge.compare import compare
-from bayesjudge.data import MAX_PAIRED_SYSTEMS, CategoricalCounts
+from bayesjudge.data import MAX_PAIRED_SYSTEMS, CategoricalCounts, CategoricalJuryCounts
 from bayesjudge.report import write_report
 from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.report.categorical_sections import describe_priors
@@ -204,39 +204,33 @@ def run(args) -> int:
 
 
 def _run_jury(args, out) -> int:
-    """``report --judges``: the jury report, with the joint model unless --method none."""
-    if args.claims:
-        raise UsageError(
-            "--claim/--rank gates compare systems of one judge's report; drop them with --judges."
-        )
-    if args.method == "exact":
-        raise UsageError("--method exact has no jury model; use --method auto, mcmc or none.")
-    if args.categories is not None:
-        raise UsageError(
-            "--categories with --judges: the report of several judges covers correct/incorrect "
-            "verdicts; K-category verdicts of several judges print with 'bayesjudge estimate' "
-            "(closed forms) and 'bayesjudge fit' (the joint model) with --judges and "
-            "--categories."
-        )
-    if args.covariates:
-        raise UsageError(
-            "--covariates: the report of several judges covers their verdict patterns, not the "
-            "covariate model; its results print with 'bayesjudge fit --judges ... --covariates "
-            "...' (Bayesian) or 'bayesjudge estimate --judges ... --covariates ...' (closed "
-            "form). Drop --covariates for the jury report."
-        )
+    """``report --judges``: the jury report, with the joint model unless --method none.
+
+    With ``--categories`` the verdicts are K categories: the report of several judges'
+    K-category verdicts (:func:`~bayesjudge.report.categorical_jury.build_categorical_jury_report`),
+    its mean score from ``--scores``.
+    """
+    _check_jury_report_options(args)
     seed = args.seed if args.seed is not None else int(np.random.default_rng().integers(2**31))
     options = {"alpha": 1 - args.ci_prob, "random_seed": seed}
     if args.method == "none":
         check_jury_options(args)
         source = read_jury_counts(args)
+        if isinstance(source, CategoricalJuryCounts):
+            options["scores"] = score_map(args.scores, source.categories)
     else:
-        source = fit_jury_from_args(args, seed)
+        if args.categories is not None:
+            _categorical_calibration(args)
+        with warnings.catch_warnings():
+            # The report repeats the sampler's warnings (section 5); print them once.
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            source = fit_jury_from_args(args, seed)
     report = write_report(source, None, **options)
     _save(report, out)
     counts = source if args.method == "none" else source.counts
+    scale = "" if args.categories is None else f", {describe_categories(counts)}"
     print(
-        f"report: {len(counts.judges)} judges, "
+        f"report: {len(counts.judges)} judges{scale}, "
         f"{_plural(len(counts.systems), 'system', 'systems')} × "
         f"{_plural(len(counts.strata), 'stratum', 'strata')}, {counts.design} labelling design, "
         f"{'no Bayesian fit' if args.method == 'none' else 'joint model of the judges'}, "
@@ -247,6 +241,64 @@ def _run_jury(args, out) -> int:
     print(f"wrote {markdown} (with {len(report.figures)} PNG figures)")
     print(f"wrote {html} (self-contained)")
     return 0
+
+
+def _categorical_calibration(args) -> None:
+    """Hand --calibration-design to the K-category joint model, refusing one it lacks.
+
+    The joint model reads its calibration model from ``--calibration-model`` (fit's name of
+    it); the report's ``--calibration-design`` is the same choice.
+    """
+    allowed = bayesian("categorical_jury").CATEGORICAL_JURY_CALIBRATIONS
+    if args.calibration_design is not None and args.calibration_design not in allowed:
+        raise UsageError(
+            f"--calibration-design {args.calibration_design}: the joint model of several "
+            f"judges' K-category verdicts takes {' or '.join(allowed)} (default shared: one "
+            "confusion matrix per judge and stratum for every system)."
+        )
+    args.calibration_model = args.calibration_design
+
+
+def _check_jury_report_options(args) -> None:
+    """Refuse, before any work, the options that the report of several judges does not take."""
+    if args.claims:
+        raise UsageError(
+            "--claim/--rank gates compare systems of one judge's report; drop them with --judges."
+        )
+    if args.method == "exact":
+        raise UsageError("--method exact has no jury model; use --method auto, mcmc or none.")
+    if args.covariates:
+        raise UsageError(
+            "--covariates: the report of several judges covers their verdict patterns, not the "
+            "covariate model; its results print with 'bayesjudge fit --judges ... --covariates "
+            "...' (Bayesian) or 'bayesjudge estimate --judges ... --covariates ...' (closed "
+            "form). Drop --covariates for the jury report."
+        )
+    single = [
+        flag
+        for flag, given in (
+            ("--rank", args.rank),
+            ("--min-probability", args.min_probability),
+            ("--require-excludes-zero", args.require_excludes_zero or None),
+            ("--target-width", args.target_width),
+            ("--confusion", None if args.confusion == "free" else args.confusion),
+            *((flag, True) for flag in given_prior_options(args)),
+        )
+        if given is not None
+    ]
+    if single:
+        raise UsageError(
+            f"{', '.join(single)} cannot be combined with --judges: the report of several "
+            "judges fits the joint model with its default priors and has no gate or "
+            "calibration-size planner. Drop the option, or report one judge at a time."
+        )
+    fit_only = {"--dependence": args.dependence != "none", "--pool-judges": args.pool_judges}
+    given = [flag for flag, on in fit_only.items() if on]
+    if args.method == "none" and given:
+        raise UsageError(
+            f"{', '.join(given)}: options of the joint model, which --method none does not fit. "
+            "Drop them, or use --method auto or mcmc."
+        )
 
 
 def _gate(args, counts, fit_result, claims, seed: int) -> int:

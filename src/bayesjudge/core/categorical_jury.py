@@ -34,10 +34,15 @@ from bayesjudge.core._validation import (
 from bayesjudge.core.kernels import wilson_limits
 
 __all__ = [
+    "MAX_PLANNED_PATTERNS",
     "CategoricalDawidSkeneResult",
     "CategoricalJuryInterval",
+    "CategoricalJuryPlan",
     "categorical_dawid_skene",
+    "categorical_dawid_skene_information",
     "categorical_dawid_skene_interval",
+    "categorical_dawid_skene_plan",
+    "categorical_dawid_skene_unit_information",
     "categorical_jury_log_likelihood",
     "categorical_pattern_log_likelihood",
     "plurality_verdicts",
@@ -79,6 +84,23 @@ class CategoricalJuryInterval(NamedTuple):
     score: float
     score_lower: float
     score_upper: float
+
+
+class CategoricalJuryPlan(NamedTuple):
+    """Planned precision of the K-class Dawid–Skene π̂ (see :func:`categorical_dawid_skene_plan`).
+
+    ``sd``, ``width``, ``lower``, ``upper`` have shape (..., K); the ``score_`` fields shape
+    (...), NaN without scores.
+    """
+
+    sd: np.ndarray
+    width: np.ndarray
+    lower: np.ndarray
+    upper: np.ndarray
+    score_sd: np.ndarray
+    score_width: np.ndarray
+    score_lower: np.ndarray
+    score_upper: np.ndarray
 
 
 # ----------------------------------------------------------------------------- validation
@@ -532,8 +554,12 @@ def _softmax_curvature(p):
     return -(np.diag(p) - np.outer(p, p))
 
 
-def _information(v, x, lab, pi, conf, *, random: bool, smoothing: float):
-    """Observed information in the free log-odds coordinates (Louis 1982), and its layout."""
+def _information(v, x, lab, pi, conf, *, random: bool, smoothing: float, lay=None):
+    """Observed information in the free log-odds coordinates (Louis 1982), and its layout.
+
+    ``lay`` fixes the coordinates (planning sums the information of several kinds of items,
+    so they must share them); by default they follow the data (:func:`_layout`).
+    """
     n_pat, k = v.shape[0], pi.size
     hot = _onehot(v, k)
     seen = (v >= 0).astype(float)
@@ -541,7 +567,7 @@ def _information(v, x, lab, pi, conf, *, random: bool, smoothing: float):
     post = post[0]  # (P, K)
     w = x[None, :] * post.T + lab  # (K, P) weight of each truth
     weight = np.einsum("kp,pj->jk", w, seen)
-    lay = _layout(pi, conf, weight)
+    lay = _layout(pi, conf, weight) if lay is None else lay
     grad = np.zeros((n_pat, k, lay.size))  # score of log π_k + log P(v | k), per truth k
     npi = lay.pi_free.size
     grad[:, :, :npi] = (np.eye(k)[:, lay.pi_free] - pi[lay.pi_free])[None]
@@ -821,6 +847,272 @@ def categorical_dawid_skene_interval(
     return CategoricalJuryInterval(
         fit.pi, bounds[:k, 0], bounds[:k, 1], float(score), float(lo), float(hi)
     )
+
+
+# ------------------------------------------------------------------------------ planning
+
+#: Planning enumerates the K**J complete verdict patterns to take expectations exactly.
+MAX_PLANNED_PATTERNS = 2**16
+
+
+def _complete_patterns(n_judges: int, k: int) -> np.ndarray:
+    """Every complete pattern of ``n_judges`` judges over K categories, (K**J, J)."""
+    grid = np.arange(k**n_judges)[:, None] // k ** np.arange(n_judges)[::-1]
+    return (grid % k).astype(np.int64)
+
+
+def _check_interior(pi, conf) -> None:
+    """Planning needs finite log-odds: every share and confusion entry strictly inside (0, 1)."""
+    bad = [
+        name for name, a in (("pi", pi), ("confusion", conf)) if (a <= 0).any() or (a >= 1).any()
+    ]
+    if bad:
+        raise ValueError(
+            f"Planning needs every share and confusion entry strictly between 0 and 1 (each "
+            f"log-odds must be finite); {' and '.join(bad)} hold 0 or 1. Plan with smoothed "
+            f"estimates, e.g. categorical_dawid_skene(..., smoothing=0.5)."
+        )
+
+
+def _full_layout(pi, conf) -> _Layout:
+    """Every log-odds coordinate free (reference: each row's largest entry), as planned."""
+    return _layout(pi, conf, np.ones(conf.shape[:2]))
+
+
+def categorical_dawid_skene_information(
+    patterns, test, labelled, pi, confusion, *, design="stratified"
+) -> np.ndarray:
+    """Observed information of the K-class Dawid–Skene likelihood at given parameters.
+
+    The coordinates are log-odds: ``log(π_m / π_r)`` for every category m but the largest
+    share's r, then for each judge j and truth k (judge-major) ``log(confusion[j, k, c] /
+    confusion[j, k, r_jk])`` for every verdict c but the row's largest entry r_jk. The Wald
+    interval of :func:`categorical_dawid_skene_interval` inverts this matrix (at its estimate;
+    it also holds boundary entries fixed). The information is linear in the counts, so at the
+    expected counts it is the expected (Fisher) information
+    (:func:`categorical_dawid_skene_unit_information`).
+
+    Parameters
+    ----------
+    patterns, test, labelled, design
+        As in :func:`categorical_jury_log_likelihood` (``labelled`` None: no labelled item).
+    pi : array_like, shape (K,)
+        Category shares, each strictly between 0 and 1.
+    confusion : array_like, shape (J, K, K)
+        Confusion matrices (row truth, column verdict), every entry strictly between 0 and 1.
+
+    Returns
+    -------
+    numpy.ndarray, shape (D, D)
+        Minus the Hessian of the log-likelihood, D = (K - 1)(1 + J·K).
+
+    Examples
+    --------
+    >>> from bayesjudge.core.categorical_jury import categorical_dawid_skene_information
+    >>> conf = [[[0.8, 0.2], [0.3, 0.7]]] * 3
+    >>> info = categorical_dawid_skene_information(
+    ...     [[0, 0, 0], [1, 1, 1], [0, 1, 1]], [50, 40, 10], None, [0.5, 0.5], conf)
+    >>> info.shape
+    (7, 7)
+    """
+    design = check_design(design, "design")
+    pi_arr = np.asarray(pi, dtype=float)
+    if pi_arr.ndim != 1:
+        raise ValueError(f"pi must have shape (K,), one share per category; got {pi_arr.shape}.")
+    v, x, lab, k = _check_counts(
+        patterns, test, labelled, n_categories=pi_arr.size if labelled is None else None
+    )
+    pi_arr = _check_pi(pi_arr, k)
+    conf = _check_confusion(confusion, v.shape[1], k)
+    if conf.ndim != 3:
+        raise ValueError(f"confusion must have shape (J, K, K); got {conf.shape}.")
+    _check_interior(pi_arr, conf)
+    lay = _full_layout(pi_arr, conf)
+    return _information(v, x, lab, pi_arr, conf, random=design == "random", smoothing=0.0,
+                        lay=lay)[0]  # fmt: skip
+
+
+def categorical_dawid_skene_unit_information(pi, confusion, *, design="stratified") -> np.ndarray:
+    """Return the expected Fisher information of a test item and of a labelled item per truth.
+
+    In the coordinates of :func:`categorical_dawid_skene_information`. A data set of ``n``
+    test items and ``m[k]`` labelled items of each truth k carries ``n·I[0] + Σ_k m[k]·I[1 +
+    k]``; its inverse is the asymptotic covariance of the maximum-likelihood estimate.
+
+    Parameters
+    ----------
+    pi : array_like, shape (K,)
+        True category shares, each strictly between 0 and 1.
+    confusion : array_like, shape (J, K, K)
+        The judges' confusion matrices (row truth, column verdict), entries strictly between 0
+        and 1.
+    design : {"stratified", "random"}, default "stratified"
+        ``"random"``: a labelled item's truth also informs π.
+
+    Returns
+    -------
+    numpy.ndarray, shape (1 + K, D, D)
+        The information of a test item, then of a labelled item of truth 0, 1, …, K - 1.
+
+    Notes
+    -----
+    The expectation runs over all K**J complete patterns (every judge grades every item; at
+    most 2**16 patterns). It is the observed information evaluated at the expected counts,
+    which for a multinomial is the Fisher information: the probabilities of all patterns sum
+    to one at every parameter value, so the curvature term has expectation zero. With K = 2
+    it is :func:`bayesjudge.core.jury.dawid_skene_unit_information` up to the sign of each
+    coordinate (log-odds against the larger entry, not logit θ, q0, q1).
+
+    Examples
+    --------
+    >>> from bayesjudge.core.categorical_jury import categorical_dawid_skene_unit_information
+    >>> conf = [[[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]]] * 3
+    >>> categorical_dawid_skene_unit_information([0.4, 0.2, 0.4], conf).shape
+    (4, 20, 20)
+    """
+    design = check_design(design, "design")
+    conf = np.asarray(confusion, dtype=float)
+    if conf.ndim != 3:
+        raise ValueError(
+            f"confusion must have shape (J, K, K) (judge, truth, verdict); got {conf.shape}."
+        )
+    k = _check_k(conf.shape[-1])
+    n_judges = conf.shape[0]
+    pi_arr = _check_pi(pi, k)
+    conf = _check_confusion(conf, n_judges, k)
+    if pi_arr.ndim != 1:
+        raise ValueError(f"pi must have shape (K,), one share per category; got {pi_arr.shape}.")
+    if float(k) ** n_judges > MAX_PLANNED_PATTERNS:
+        raise ValueError(
+            f"Planning enumerates the K**J = {k}**{n_judges} complete verdict patterns; it takes "
+            f"at most {MAX_PLANNED_PATTERNS}. Plan smaller juries (or fewer categories)."
+        )
+    _check_interior(pi_arr, conf)
+    lay = _full_layout(pi_arr, conf)
+    v = _complete_patterns(n_judges, k)
+    prob = np.exp(_log_pattern(v, conf))  # (P, K)
+    random = design == "random"
+    out = np.empty((1 + k, lay.size, lay.size))
+    zero = np.zeros((k, v.shape[0]))
+    out[0] = _information(v, prob @ pi_arr, zero, pi_arr, conf, random=random, smoothing=0.0,
+                          lay=lay)[0]  # fmt: skip
+    for t in range(k):
+        lab = zero.copy()
+        lab[t] = prob[:, t]
+        out[1 + t] = _information(v, np.zeros(v.shape[0]), lab, pi_arr, conf, random=random,
+                                  smoothing=0.0, lay=lay)[0]  # fmt: skip
+    return out
+
+
+def _planned_limits(centre, var, z):
+    """Wald limits expit(logit c ± z·√var); 0 and 1 where the variance is not finite."""
+    half = z * np.sqrt(var)
+    with np.errstate(all="ignore"):
+        lower = np.where(np.isfinite(half), expit(logit(centre) - half), 0.0)
+        upper = np.where(np.isfinite(half), expit(logit(centre) + half), 1.0)
+    return lower, upper
+
+
+def categorical_dawid_skene_plan(
+    pi, confusion, n, m, *, alpha=0.05, design="stratified", scores=None
+) -> CategoricalJuryPlan:
+    """Planned standard errors and Wald widths of the K-class Dawid–Skene π̂ (and the score).
+
+    Parameters
+    ----------
+    pi, confusion, design
+        As in :func:`categorical_dawid_skene_unit_information` (the values the plan assumes,
+        e.g. a pilot's smoothed estimates).
+    n : float
+        Unlabelled test items.
+    m : array_like, shape (..., K)
+        Labelled items of each true category (last axis); leading axes give a grid of budgets
+        and splits in one call.
+    alpha : float, default 0.05
+        One minus each interval's coverage probability.
+    scores : array_like, shape (K,), optional
+        A value per category: also plan the mean score ``Σ_k s_k π_k`` (its Wald interval on
+        the logit of the score rescaled to [0, 1], as
+        :func:`categorical_dawid_skene_interval`).
+
+    Returns
+    -------
+    CategoricalJuryPlan
+        ``sd`` (asymptotic standard error of each π̂_k, delta method from the logit scale),
+        ``width`` (the width the Wald interval of :func:`categorical_dawid_skene_interval`
+        converges to) and its ``lower``, ``upper`` limits around π, each of shape (..., K);
+        ``score_sd``, ``score_width``, ``score_lower``, ``score_upper`` of shape (...) in the
+        scores' units (NaN without scores). Where the information is singular (not
+        identified, e.g. two judges and no labels of a category) sd and width are ``inf`` and
+        the limits 0 and 1.
+
+    Notes
+    -----
+    Asymptotic, like :func:`bayesjudge.core.jury.dawid_skene_plan`, to which it reduces at
+    K = 2 (``pi = [1 - θ, θ]``, ``confusion[j] = [[q0, 1 - q0], [1 - q1, q1]]``, ``m = [m0,
+    m1]``). The interval's default pseudo-items (``interval_smoothing``) are left out: they
+    change the width by a small fraction at the sizes where the plan matters.
+
+    Examples
+    --------
+    >>> from bayesjudge.core.categorical_jury import categorical_dawid_skene_plan
+    >>> conf = [[[0.7, 0.2, 0.1], [0.2, 0.6, 0.2], [0.1, 0.2, 0.7]]] * 3
+    >>> plan = categorical_dawid_skene_plan([0.4, 0.2, 0.4], conf, 500, [[10, 10, 10],
+    ...                                     [40, 40, 40]], scores=[1, 0.5, 0])
+    >>> plan.width.round(3).tolist(), plan.score_width.round(3).tolist()
+    ([[0.198, 0.262, 0.198], [0.154, 0.189, 0.154]], [0.151, 0.123])
+    """
+    alpha = check_alpha(alpha)
+    unit = categorical_dawid_skene_unit_information(pi, confusion, design=design)
+    pi_arr = np.asarray(pi, dtype=float)
+    k = pi_arr.size
+    m_arr = np.asarray(m, dtype=float)
+    n_arr = np.asarray(n, dtype=float)
+    if m_arr.shape[-1:] != (k,):
+        raise ValueError(
+            f"m must have shape (..., {k}): labelled items of each true category on the last "
+            f"axis; got shape {m_arr.shape}."
+        )
+    if n_arr.ndim or not np.isfinite(n_arr) or n_arr < 0:
+        raise ValueError(f"n must be one finite, non-negative number of test items; got {n!r}.")
+    if not np.all(np.isfinite(m_arr) & (m_arr >= 0)):
+        raise ValueError(f"m must hold finite, non-negative counts; got {m_arr.tolist()!r}.")
+    scale = _score_scale(scores, k)
+    info = float(n_arr) * unit[0] + np.einsum("...k,kde->...de", m_arr, unit[1:])
+    lay = _full_layout(pi_arr, np.asarray(confusion, dtype=float))
+    npi = lay.pi_free.size
+    # The binary plan's rule: singular where the condition number exceeds 1e12 (for these
+    # symmetric matrices, the ratio of the extreme eigenvalues; eigvalsh is the cheap way).
+    eig = np.linalg.eigvalsh(info)
+    ok = eig[..., 0] > 1e-12 * np.abs(eig).max(axis=-1)
+    safe = np.where(ok[..., None, None], info, np.eye(info.shape[-1]))
+    rhs = np.broadcast_to(np.eye(info.shape[-1])[:, :npi], (*info.shape[:-1], npi))
+    cov = np.linalg.solve(safe, rhs)[..., :npi, :]  # the π block of the inverse
+    pf = pi_arr[lay.pi_free]
+    grads = [((lay.pi_free == c) - pf) / (1.0 - pi_arr[c]) for c in range(k)]
+    var = np.stack([_quadratic(g, cov, ok) for g in grads], axis=-1)
+    z = two_sided_z(alpha)
+    lower, upper = _planned_limits(pi_arr, var, z)
+    sd = pi_arr * (1.0 - pi_arr) * np.sqrt(var)
+    shape = var.shape[:-1]
+    score = [np.full(shape, np.nan) for _ in range(4)]
+    if scale is not None and scale[1] == 0:  # every category scores the same: a constant
+        score = [np.zeros(shape), np.zeros(shape), *(np.full(shape, scale[0]) for _ in "lu")]
+    elif scale is not None:
+        low, span, u = scale
+        mean = float(u @ pi_arr)
+        s_var = _quadratic(pf * (u[lay.pi_free] - mean) / (mean * (1.0 - mean)), cov, ok)
+        s_lower, s_upper = _planned_limits(mean, s_var, z)
+        s_sd = span * mean * (1.0 - mean) * np.sqrt(s_var)
+        score = [s_sd, span * (s_upper - s_lower), low + span * s_lower, low + span * s_upper]
+    return CategoricalJuryPlan(sd, upper - lower, lower, upper, *score)
+
+
+def _quadratic(grad, cov, ok):
+    """gᵀ Σ g over the batch, ``inf`` where the information was singular."""
+    with np.errstate(all="ignore"):
+        val = np.einsum("d,...de,e->...", grad, cov, grad)
+    return np.where(ok & (val > 0), val, np.inf)
 
 
 # ------------------------------------------------------------------------- plurality vote

@@ -12,9 +12,11 @@ covariate this is the Dawid–Skene model of :mod:`bayesjudge.core.jury`; a judg
 on one item (both answer orders, a position covariate) is two rows of the same judge.
 
 The maximum-likelihood estimate is found by EM (the M-step is one weighted logistic regression
-per judge and truth, solved by Newton's method), and the Wald interval of each θ_g comes from
-the observed information of the marginal likelihood (Louis 1982: the gradient is the posterior
-mean of the complete-data gradient; the Hessian is its numerical derivative).
+per judge and truth, solved by Newton's method) from several starts, keeping the highest
+maximum (with few labels the likelihood can have more than one), and the Wald interval of
+each θ_g comes from the observed information of the marginal likelihood (Louis 1982: the
+gradient is the posterior mean of the complete-data gradient; the Hessian is its numerical
+derivative).
 
 The truth itself may depend on item covariates w_i (``theta_covariates``; the length
 difference of a pair, say): P(Z_i = 1 | w_i) = expit(α_g + δᵀ w_i), δ shared by all groups.
@@ -31,9 +33,10 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special, stats
 
-from bayesjudge.core._validation import check_alpha, check_design
+from bayesjudge.core._validation import check_alpha, check_design, check_seed
 
 __all__ = [
+    "N_STARTS",
     "CovariateFit",
     "covariate_dawid_skene",
     "covariate_levels",
@@ -58,6 +61,10 @@ class CovariateFit(NamedTuple):
     # logit θ per group), and its block of the inverse observed information
     theta_coef: np.ndarray | None = None
     theta_coef_cov: np.ndarray | None = None
+    # EM starts run, and how many of them reached the best penalised likelihood (within
+    # _SAME_OPTIMUM)
+    n_starts: int = 1
+    n_best: int = 1
 
 
 class _Rows(NamedTuple):
@@ -342,14 +349,15 @@ def covariate_log_likelihood(
     return float(_posterior(rows, prior, np.asarray(coef, float), random)[1])
 
 
-def _em(rows: _Rows, random: bool, ridge: float, max_iter: int, tol: float):
-    """EM from majority vote: (truth parameters, coef, iterations, converged).
+def _em(rows: _Rows, random: bool, ridge: float, max_iter: int, tol: float, post=None):
+    """EM from posteriors ``post`` (default: the majority vote's).
 
-    The truth parameters are θ per group, or (α, δ) with theta covariates (their M-step: a
-    ridge logistic regression of the posteriors on the truth design over the items that
-    inform the truth model).
+    Returns (truth parameters, coef, iterations, converged). The truth parameters are θ per
+    group, or (α, δ) with theta covariates (their M-step: a ridge logistic regression of the
+    posteriors on the truth design over the items that inform the truth model).
     """
-    post, coef = _start(rows)
+    vote, coef = _start(rows)
+    post = vote if post is None else post
     use = (rows.truth < 0) | random
     theta = _theta(rows, post, random)
     if rows.tx is not None:
@@ -378,6 +386,73 @@ def _em(rows: _Rows, random: bool, ridge: float, max_iter: int, tol: float):
     return (theta if rows.tx is None else tpar), coef, it, converged
 
 
+#: Two EM runs whose penalised log-likelihoods differ by less than this reached one optimum;
+#: another start replaces the majority vote's only when it is better by more.
+_SAME_OPTIMUM = 1e-6
+#: Default EM starts of :func:`covariate_dawid_skene`: the vote, the labels-only fit, 3 random.
+N_STARTS = 5
+
+
+def _labels_only_start(rows: _Rows, ridge: float):
+    """Posteriors under each judge's coefficients fitted on the labelled items alone.
+
+    None where some judge lacks labelled items of either truth (its coefficients for that
+    truth would rest on the ridge alone). The prior is the labelled share of truth 1.
+    """
+    known = rows.truth >= 0
+    mine = known[rows.item]
+    sub = rows._replace(item=rows.item[mine], judge=rows.judge[mine],
+                        verdict=rows.verdict[mine], x=rows.x[mine])  # fmt: skip
+    for t in (0, 1):
+        has = np.bincount(sub.judge[rows.truth[sub.item] == t], minlength=rows.n_judges)
+        if (has == 0).any():
+            return None
+    _, coef = _start(rows)
+    coef = _m_step(sub, rows.truth.astype(float), coef, ridge)
+    prior = np.full(rows.truth.shape, rows.truth[known].mean())
+    return _posterior(rows, prior, coef, False)[0]
+
+
+def _random_start(rows: _Rows, rng: np.random.Generator):
+    """Return posteriors at random parameters.
+
+    Every judge better than chance (q in 0.55-0.95), covariate slopes N(0, 0.5²), and a truth
+    model of N(0, 1) log-odds (α and δ with theta covariates).
+    """
+    coef = np.zeros((rows.n_judges, 2, rows.x.shape[1]))
+    q = rng.uniform(0.55, 0.95, size=(rows.n_judges, 2))
+    coef[:, 0, 0], coef[:, 1, 0] = -special.logit(q[:, 0]), special.logit(q[:, 1])
+    coef[:, :, 1:] = rng.normal(0.0, 0.5, size=coef[:, :, 1:].shape)
+    logit = rng.normal(0.0, 1.0, size=_n_truth(rows))
+    return _posterior(rows, _prior(rows, logit), coef, False)[0]
+
+
+def _penalised(rows: _Rows, tpar, coef, random: bool, ridge: float) -> float:
+    """Return the objective EM climbs: the log-likelihood minus the ridge penalty."""
+    prior = tpar[rows.group] if rows.tx is None else _prior(rows, tpar)
+    penalty = (coef**2).sum() + (0.0 if rows.tx is None else (tpar**2).sum())
+    return _posterior(rows, prior, coef, random)[1] - ridge / 2 * penalty
+
+
+def _multi_em(rows: _Rows, random, ridge, max_iter, tol, n_starts: int, rng):
+    """EM from the vote, the labels-only fit and random starts; the best, and how many got it.
+
+    Returns (truth parameters, coef, iterations, converged, n_starts run, n at the best).
+    """
+    starts = [None]
+    if n_starts > 1:
+        labels = _labels_only_start(rows, ridge)
+        starts += [] if labels is None else [labels]
+    while len(starts) < n_starts:
+        starts.append(_random_start(rows, rng))
+    runs = [_em(rows, random, ridge, max_iter, tol, post) for post in starts]
+    value = np.array([_penalised(rows, r[0], r[1], random, ridge) for r in runs])
+    value = np.where(np.isfinite(value), value, -np.inf)
+    best = 0 if value[0] >= value.max() - _SAME_OPTIMUM else int(np.argmax(value))
+    n_best = int((value >= value.max() - _SAME_OPTIMUM).sum())
+    return (*runs[best], len(runs), n_best)
+
+
 def covariate_dawid_skene(
     item,
     judge,
@@ -392,6 +467,8 @@ def covariate_dawid_skene(
     max_iter=2_000,
     tol=1e-8,
     theta_covariates=None,
+    n_starts=N_STARTS,
+    random_seed=0,
 ) -> CovariateFit:
     """ML estimate of θ per group and of each judge's covariate-dependent q0, q1, by EM.
 
@@ -413,6 +490,14 @@ def covariate_dawid_skene(
         Item covariates of the truth (one row per item, centred and scaled like
         ``covariates``): P(Z_i = 1 | w_i) = expit(α_g + δᵀ w_i) with δ shared by all groups.
         None (default): θ constant within a group, as before.
+    n_starts : int, default 5
+        EM runs: from the majority vote, from the judges' coefficients fitted on the labelled
+        items alone (where every judge has labelled items of both truths), and from random
+        parameters (every judge better than chance, random slopes and δ) for the rest. The
+        fit with the highest penalised log-likelihood is kept; the vote's unless another is
+        better by more than 1e-6. 1: the vote's alone.
+    random_seed : int, numpy.random.Generator or None, default 0
+        Seed of the random starts (a fixed default, so that a fit is reproducible).
 
     Returns
     -------
@@ -420,6 +505,9 @@ def covariate_dawid_skene(
         With ``theta_covariates``, ``theta`` is θ_g aggregated over the group's test items
         (every item of the group under the random design) and ``theta_coef`` holds α_g then
         δ; without, ``theta_coef`` is logit θ_g. ``theta_coef_cov`` is their covariance.
+        ``n_starts`` EM runs were made and ``n_best`` of them reached the best optimum (within
+        1e-6 of its penalised log-likelihood): fewer than all say the likelihood has several
+        maxima.
 
     Notes
     -----
@@ -457,7 +545,16 @@ def covariate_dawid_skene(
     rows = _check(item, judge, verdict, covariates, truth, group, tcov=theta_covariates)
     random = check_design(design, "design") == "random"
     alpha = check_alpha(alpha)
-    tpar, coef, it, converged = _em(rows, random, ridge, max_iter, tol)
+    ok = isinstance(n_starts, int | np.integer) and not isinstance(n_starts, bool)
+    if not ok or n_starts < 1:
+        raise ValueError(
+            f"n_starts must be a whole number of EM starts, at least 1; got {n_starts!r}. "
+            f"Use 1 for the majority vote's start alone."
+        )
+    rng = np.random.default_rng(check_seed(random_seed))
+    tpar, coef, it, converged, n_run, n_best = _multi_em(
+        rows, random, ridge, max_iter, tol, int(n_starts), rng
+    )
     z = stats.norm.ppf(1 - alpha / 2)
     g = _n_truth(rows)
     if rows.tx is None:
@@ -486,6 +583,8 @@ def covariate_dawid_skene(
         converged,
         point,
         cov[:g, :g],
+        n_run,
+        n_best,
     )
 
 

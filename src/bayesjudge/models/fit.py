@@ -12,6 +12,7 @@ import signal
 import threading
 import warnings
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
@@ -78,6 +79,8 @@ TEST_SET_VARS = ("theta_test", "theta_total_test")
 # Quadrature settings of method="exact" (bayesjudge.core.exact.exact_marginals).
 # q_nodes None: 12 with the flat θ prior, 24 otherwise.
 EXACT_ENGINE = {"nodes": 12, "grid": 65, "theta_nodes": 24, "q_nodes": None, "q_grid": 81}
+# Threads over the exact engine's blocks of groups (512 a block): the CPUs available, at most 4.
+EXACT_MAX_THREADS = 4
 _EXACT_VARS = ("theta", "q0", "q1")
 # Variables reported by summary() and checked for convergence, in this order when present.
 REPORTED = (
@@ -457,8 +460,8 @@ def fit(
     which returns a ``JuryCovariateFit``. K-category verdict patterns of several judges
     (:class:`~bayesjudge.data.categorical_jury.CategoricalJuryCounts`) are handed to
     :func:`bayesjudge.models.categorical_jury.fit_categorical_jury` (``calibration`` default
-    ``"shared"`` or ``"separate"``, ``priors`` a ``CategoricalPriors``, ``scores=``), which
-    returns a ``CategoricalJuryFit``.
+    ``"shared"``, or ``"separate"``, ``"hierarchical"``; ``pool_judges=``, ``dependence=``;
+    ``priors`` a ``CategoricalPriors``, ``scores=``), which returns a ``CategoricalJuryFit``.
 
     The labelling design of the counts (:attr:`JudgeCounts.design`) is part of the model:
     under ``"random"`` the truth counts of the labelled items, m1 ~ Binomial(m0 + m1, θ),
@@ -507,7 +510,9 @@ def fit(
         (not by ``fit`` or such a summary), from which the other derived variables (``p``,
         ``theta_total``), ``compare`` and ``ppc`` are computed. ``tune``, ``sampler`` and
         ``target_accept`` are not used; ESS is the number of draws and r_hat is 1
-        (independent draws); no ConvergenceWarning. Not
+        (independent draws); no ConvergenceWarning. The engine's blocks of 512 groups run
+        on a thread pool (the CPUs available, at most 4; the result does not depend on
+        it). Not
         available for the paired model. Under the random labelling design the engine is
         called with ``design="random"`` (the posterior of the stratified design with θ prior
         Beta(a + m1, b + m0)).
@@ -524,9 +529,11 @@ def fit(
         under the stratified design θ_test = T_u / n (the test items only; NaN where n = 0).
 
     pool_judges : bool, default False
-        Jury counts only: draw the judges' logit q's around a common mean.
+        Jury counts only (binary or K-category): draw the judges' logit q's (K categories: the
+        logits of their confusion rows) around a common mean.
     dependence : {None, "item"}, default None
-        Jury counts only: ``"item"`` adds a shared item effect on the judges given the truth.
+        Jury counts only (binary or K-category): ``"item"`` adds a shared item effect on the
+        judges given the truth.
 
     Returns
     -------
@@ -1152,7 +1159,9 @@ def _fit_exact(
     flat = counts.design == "stratified" and tuple(priors.theta) == (1.0, 1.0)
     variables = (*_EXACT_VARS, "youden") if flat else _EXACT_VARS
     try:
-        marginals = exact_marginals(*data, **engine, **EXACT_ENGINE, variables=variables)
+        with ThreadPoolExecutor(max_workers=_exact_threads()) as pool:
+            marginals = exact_marginals(*data, **engine, **EXACT_ENGINE, variables=variables,
+                                        mapper=pool.map)  # fmt: skip
     except ValueError as err:
         raise ValueError(f"method='exact' is not available here: {err}") from None
     youden = marginals.get("youden")
@@ -1189,6 +1198,19 @@ def _fit_exact(
         names.append("theta_total")
     tree.attrs["method"] = "exact"
     return Fit(tree, fit_config, model=model, lazy_posterior=(_exact_draws, names))
+
+
+def _exact_threads() -> int:
+    """Threads for the exact engine's blocks: the CPUs this process may use, at most 4.
+
+    numpy and scipy release the GIL in the blocks' array work; the marginals do not depend
+    on the number of threads (each block is computed as it would be alone).
+    """
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(EXACT_MAX_THREADS, cpus))
 
 
 def _exact_draws(counts: JudgeCounts, config: dict) -> xr.Dataset:
@@ -2204,17 +2226,18 @@ def _fit_several_judges(counts, **o):
             judge_better_than_chance=better, **sampling,
         )  # fmt: skip
     if isinstance(counts, CategoricalJuryCounts):  # several judges' K-category verdicts
-        _check_jury_options(**single, dependence=o["dependence"])
-        if o["pool_judges"] is not False or o["judge_better_than_chance"]:
+        _check_jury_options(**single)
+        if o["judge_better_than_chance"]:
             raise ValueError(
-                "pool_judges= and judge_better_than_chance= are options of binary verdict "
-                "patterns (JuryCounts); the K-category jury starts every chain with every judge "
-                "mostly right instead. Drop them; see "
+                "judge_better_than_chance= is an option of binary verdict patterns "
+                "(JuryCounts); the K-category jury starts every chain with every judge mostly "
+                "right instead. Drop it; see "
                 "bayesjudge.models.categorical_jury.fit_categorical_jury."
             )
         return fit_categorical_jury(
-            counts, calibration=calibration, priors=o["priors"], scores=o["scores"], **sampling
-        )
+            counts, calibration=calibration, priors=o["priors"], scores=o["scores"],
+            pool_judges=o["pool_judges"], dependence=o["dependence"], **sampling,
+        )  # fmt: skip
     _check_jury_options(**single, scores=o["scores"])
     return fit_jury(
         counts, calibration=calibration, pool_judges=o["pool_judges"],

@@ -27,9 +27,13 @@ This is the top layer. Its modules, each importing only those listed before it:
     :func:`build_categorical_report`, the report of K-category counts
     (:class:`~bayesjudge.data.CategoricalCounts`; its tables in ``categorical_tables``, its
     words in ``categorical_sections``).
+``jury``, ``categorical_jury``
+    :func:`~bayesjudge.report.jury.build_jury_report` and
+    :func:`build_categorical_jury_report`, the reports of several judges' binary and
+    K-category verdict patterns.
 ``build``
-    :func:`build_report` (which hands K-category counts to :func:`build_categorical_report`)
-    and :func:`write_report`.
+    :func:`build_report` (which hands K-category counts to :func:`build_categorical_report`
+    and several judges' counts to the jury reports) and :func:`write_report`.
 
 A fit is received as an object: the report never imports ``bayesjudge.models.fit``.
 """
@@ -38,6 +42,7 @@ from __future__ import annotations
 
 from bayesjudge.report.build import PROGRESS_MIN_SYSTEMS, build_report, write_report
 from bayesjudge.report.categorical import build_categorical_report
+from bayesjudge.report.categorical_jury import build_categorical_jury_report
 from bayesjudge.report.document import SECTIONS, Report, ReportSection
 from bayesjudge.report.figures import FIGURE_ROWS_MAX
 from bayesjudge.report.tables import ALL_PAIRS_MAX_SYSTEMS, comparison_rows
@@ -49,6 +54,7 @@ __all__ = [
     "SECTIONS",
     "Report",
     "ReportSection",
+    "build_categorical_jury_report",
     "build_categorical_report",
     "build_report",
     "comparison_rows",

@@ -15,11 +15,12 @@ import pandas as pd
 
 from bayesjudge._progress import REPORT_PROGRESS_MIN_SYSTEMS, advance, steps_bar
 from bayesjudge.core._validation import check_alpha
-from bayesjudge.data import CategoricalCounts, JudgeCounts
+from bayesjudge.data import CategoricalCounts, CategoricalJuryCounts, JudgeCounts
 from bayesjudge.data.jury import JuryCounts
 from bayesjudge.diagnostics import MAX_LISTED, emit_grouped
 from bayesjudge.report import tables as _tables
 from bayesjudge.report.categorical import build_categorical_report
+from bayesjudge.report.categorical_jury import build_categorical_jury_report
 from bayesjudge.report.document import Report
 from bayesjudge.report.figures import draw_figures
 from bayesjudge.report.jury import build_jury_report
@@ -52,12 +53,17 @@ def build_report(
     counts : JudgeCounts, optional
         Test and calibration counts (with a joint verdict table when the systems answered
         the same items). Needed without ``fit``; with a fit, the counts come from
-        ``fit.counts`` (passing other counts is an error).
+        ``fit.counts`` (passing other counts is an error). K-category counts and several
+        judges' verdict patterns (``JuryCounts``, ``CategoricalJuryCounts``) get their own
+        reports (:func:`build_categorical_report`,
+        :func:`~bayesjudge.report.jury.build_jury_report`,
+        :func:`~bayesjudge.report.categorical_jury.build_categorical_jury_report`).
     fit : bayesjudge.Fit, optional
         A Bayesian fit of the counts (MCMC or ``method="exact"``). Without it the report
         gives the closed forms only and says that the Bayesian parts were not run.
     scores : dict, optional
-        ``{category: value}`` for K-category counts (:class:`~bayesjudge.data.CategoricalCounts`):
+        ``{category: value}`` for K-category counts (:class:`~bayesjudge.data.CategoricalCounts`,
+        or several judges' :class:`~bayesjudge.data.CategoricalJuryCounts`):
         the mean score that the report estimates, ranks and compares (default: the fit's
         scores). Not used for binary counts (an error there).
     alpha : float, default 0.05
@@ -126,32 +132,13 @@ def build_report(
     >>> report.tables["theta"][["system", "corrected"]].round(3).values.tolist()
     [['a', 0.612], ['b', 0.804]]
     """
-    if isinstance(counts, JuryCounts) or (
-        fit is not None and isinstance(getattr(fit, "counts", None), JuryCounts)
-    ):
-        if target_width is not None or scores is not None:
-            raise ValueError(
-                "target_width and scores= apply to one judge's counts; drop them for several "
-                "judges' verdicts (JuryCounts)."
-            )
-        return build_jury_report(
-            counts, fit=fit, alpha=alpha, random_seed=random_seed, ppc=ppc, warn=warn,
-            title=title,
-        )  # fmt: skip
-    if isinstance(counts, CategoricalCounts) or (
-        fit is not None and getattr(fit, "config", {}).get("kind") == "categorical"
-    ):
-        if target_width is not None:
-            raise ValueError(
-                "target_width applies to binary counts (θ intervals of a JudgeCounts); the "
-                "K-category report has no calibration-size planner. Drop target_width."
-            )
-        # K categories: the score-type delta interval and delta-method comparisons;
-        # build_categorical_report(method="bootstrap") bootstraps both.
-        return build_categorical_report(
-            counts, fit=fit, scores=scores, alpha=alpha, method="delta",
-            random_seed=random_seed, ppc=ppc, warn=warn, title=title, progress=progress,
-        )  # fmt: skip
+    other = _other_report(
+        counts, fit, scores, target_width,
+        {"alpha": alpha, "random_seed": random_seed, "ppc": ppc, "warn": warn, "title": title},
+        progress,
+    )  # fmt: skip
+    if other is not None:
+        return other
     if scores is not None:
         raise ValueError(
             "scores= is for K-category counts (CategoricalCounts); binary counts report the "
@@ -232,6 +219,45 @@ def build_report(
     )  # fmt: skip
     advance(bar, None)
     return Report(title, sections, tables, figures, records, settings)
+
+
+def _other_report(counts, fit, scores, target_width, options: dict, progress) -> Report | None:
+    """Return the report of several judges' or of K-category counts; None for binary counts.
+
+    ``options`` are the keywords every report takes (alpha, random_seed, ppc, warn, title).
+    """
+    if isinstance(counts, CategoricalJuryCounts) or (
+        fit is not None and getattr(fit, "config", {}).get("kind") == "categorical-jury"
+    ):
+        if target_width is not None:
+            raise ValueError(
+                "target_width applies to one judge's binary counts; the report of several "
+                "judges' K-category verdicts has no calibration-size planner. Drop target_width."
+            )
+        return build_categorical_jury_report(counts, fit=fit, scores=scores, **options)
+    if isinstance(counts, JuryCounts) or (
+        fit is not None and isinstance(getattr(fit, "counts", None), JuryCounts)
+    ):
+        if target_width is not None or scores is not None:
+            raise ValueError(
+                "target_width and scores= apply to one judge's counts; drop them for several "
+                "judges' verdicts (JuryCounts)."
+            )
+        return build_jury_report(counts, fit=fit, **options)
+    if isinstance(counts, CategoricalCounts) or (
+        fit is not None and getattr(fit, "config", {}).get("kind") == "categorical"
+    ):
+        if target_width is not None:
+            raise ValueError(
+                "target_width applies to binary counts (θ intervals of a JudgeCounts); the "
+                "K-category report has no calibration-size planner. Drop target_width."
+            )
+        # K categories: the score-type delta interval and delta-method comparisons;
+        # build_categorical_report(method="bootstrap") bootstraps both.
+        return build_categorical_report(
+            counts, fit=fit, scores=scores, method="delta", progress=progress, **options
+        )
+    return None
 
 
 def _checked_counts(counts, fit) -> JudgeCounts:
@@ -330,7 +356,7 @@ def write_report(source, out_dir=None, **options) -> Report:
     ...     sorted(p.name for p in report.paths.values())
     ['judge.png', 'report.html', 'report.md', 'theta_forest.png']
     """
-    if isinstance(source, JudgeCounts | CategoricalCounts | JuryCounts):
+    if isinstance(source, JudgeCounts | CategoricalCounts | JuryCounts | CategoricalJuryCounts):
         report = build_report(source, **options)
     elif hasattr(source, "posterior") and hasattr(source, "counts"):
         # A Fit, recognised by what the report uses: importing bayesjudge.models.fit to test

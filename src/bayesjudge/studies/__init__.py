@@ -30,6 +30,7 @@ STUDIES = {
     "categorical-rubric": "bayesjudge.studies.categorical_rubric",
     "categorical-structure": "bayesjudge.studies.categorical_structure",
     "jury": "bayesjudge.studies.jury",
+    "categorical-jury": "bayesjudge.studies.categorical_jury",
     "llmbar-jury": "bayesjudge.studies.llmbar_jury",
 }
 
