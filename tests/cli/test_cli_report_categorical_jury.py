@@ -85,17 +85,6 @@ def test_refusals_are_clear_and_write_nothing(k_csv, tmp_path, run_cli, extra, m
     assert not out.exists()
 
 
-def test_calibration_the_joint_model_lacks_is_refused_before_fitting(k_csv, tmp_path, run_cli):
-    from bayesjudge.models.categorical_jury import CATEGORICAL_JURY_CALIBRATIONS
-
-    if "hierarchical" in CATEGORICAL_JURY_CALIBRATIONS:
-        pytest.skip("the K-category joint model has a hierarchical calibration")
-    out = tmp_path / "r"
-    code, _, err = run_cli(_args(k_csv, "--calibration-design", "hierarchical", "--out", str(out)))
-    assert code == 2 and "takes shared or separate" in err and "Traceback" not in err, err
-    assert not out.exists()
-
-
 @pytest.mark.slow
 def test_report_with_the_joint_model(k_csv, tmp_path, run_cli):
     out = tmp_path / "fit"

@@ -81,6 +81,16 @@ SMALL = {
         [0.3, 0.7],
         [0.7],
     ),
+    "categorical-jury": (
+        {
+            "methods": ["best-single", "ds-wald", "plurality"],
+            "n": [300],
+            "labels": ["stratified:10"],
+        },
+        "tie",
+        [0.1, 0.3],
+        [0.3],
+    ),
     "llmbar-jury": (
         {"path": DATA, "labels": [20]},
         "subsets",
@@ -97,6 +107,7 @@ GRID_COORD = {
     "subsets": "stratum",
     "accuracy": "accuracy",
     "m": "m",
+    "tie": "tie",
 }
 
 
@@ -171,6 +182,8 @@ def test_save_round_trips_and_figure_has_labelled_axes(full, name, tmp_path):
 NOT_APPLICABLE = {
     # Only the default joint model's PPC is recorded (jury module notes).
     "jury": ("ppc_flagged", "ppc_flagged_mcse"),
+    # Only the joint model's rows carry its PPC (categorical_jury module notes).
+    "categorical-jury": ("ppc_flagged", "ppc_flagged_mcse"),
     "comparison": (
         "bias_unclipped",
         "bias_unclipped_mcse",

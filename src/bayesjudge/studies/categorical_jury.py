@@ -646,8 +646,10 @@ def plot(table: xr.Dataset):
         for ax in (ax_cov, ax_ratio):
             ax.set_xticks(x, ticks, fontsize=7)
             ax.set_xlabel("design point: tie share, n, labels (S10 = 10 per category)")
-    axes[0, 0].set_ylabel(f"coverage of the {nominal:.0%} interval")
-    axes[1, 0].set_ylabel("width ratio")
+    for ax in axes[0]:
+        ax.set_ylabel(f"coverage of the {nominal:.0%} interval")
+    for ax in axes[1]:
+        ax.set_ylabel("width ratio")
     handles = {}
     for ax in axes.ravel():
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
