@@ -188,6 +188,46 @@ def emit_grouped(found: list[Diagnosis], stacklevel: int = 2, total: str = "") -
             )
 
 
+def caught_by_category(caught) -> dict[type, list[str]]:
+    """Group caught warnings' messages by category, each distinct message once, in order."""
+    out: dict[type, list[str]] = {}
+    for w in caught:
+        messages = out.setdefault(w.category, [])
+        if str(w.message) not in messages:
+            messages.append(str(w.message))
+    return out
+
+
+def emit_caught(
+    by_category: dict[type, list[str]], stacklevel: int = 2, where: str = "the report",
+    head: str = "warnings of this kind",
+) -> None:  # fmt: skip
+    """Re-emit caught warnings, one per category: one message as it is, several grouped.
+
+    Several messages of a category become one warning that says how many there are, shows
+    the first :data:`MAX_LISTED` and says how many more are in ``where`` (a report of many
+    systems would otherwise flood the terminal).
+
+    Examples
+    --------
+    >>> import warnings
+    >>> from bayesjudge.diagnostics import emit_caught
+    >>> with warnings.catch_warnings(record=True) as seen:
+    ...     warnings.simplefilter("always")
+    ...     emit_caught({UserWarning: ["a", "b"]})
+    >>> str(seen[0].message)
+    '2 warnings of this kind: a | b'
+    """
+    for category, messages in by_category.items():
+        text = messages[0]
+        if len(messages) > 1:
+            more = len(messages) - MAX_LISTED
+            text = f"{len(messages)} {head}: " + " | ".join(messages[:MAX_LISTED])
+            if more > 0:
+                text += f" | and {more} more (every one is in {where})."
+        warnings.warn(text, category, stacklevel=stacklevel + 1)
+
+
 # --------------------------------------------------------------------------- helpers
 
 

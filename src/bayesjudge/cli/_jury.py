@@ -247,7 +247,8 @@ def _rows(result, counts: JuryCounts) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def _budgets(text: str) -> list[int]:
+def plan_budgets(text: str) -> list[int]:
+    """Parse ``--plan BUDGETS`` (comma-separated whole numbers ≥ 2) or raise a UsageError."""
     parts = [p.strip() for p in text.split(",")]
     if not all(p.isdigit() and int(p) >= 2 for p in parts):
         raise UsageError(
@@ -263,7 +264,7 @@ def _run_plan(args) -> int:
         raise UsageError(
             "--plan plans the Dawid–Skene interval of every jury; drop --method and --covariates."
         )
-    budgets = _budgets(args.plan)
+    budgets = plan_budgets(args.plan)
     counts = read_jury_counts(args)
     allocation = "proportional" if counts.design == "random" else "optimal"
     try:

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pandas as pd
 
-from bayesjudge._text import fmt_number, terminal_safe
+from bayesjudge._text import fmt_number
 from bayesjudge.categorical_estimate import CATEGORICAL_METHODS
 from bayesjudge.categorical_jury_estimate import CATEGORICAL_JURY_METHODS
 from bayesjudge.cli._categorical import (
@@ -31,7 +31,7 @@ from bayesjudge.cli._common import (
     parse_unit,
     result_frame,
 )
-from bayesjudge.cli._jury import read_jury_counts, run_jury_estimate
+from bayesjudge.cli._jury import plan_budgets, read_jury_counts, run_jury_estimate
 from bayesjudge.data import CategoricalCounts
 from bayesjudge.estimate import CLUSTER_METHODS, JURY_ESTIMATE_METHODS, METHODS, estimate
 from bayesjudge.jury_estimate import jury_plan
@@ -384,16 +384,6 @@ def _records(frame: pd.DataFrame) -> list[dict]:
     ]
 
 
-def _plan_budgets(text: str) -> list[int]:
-    parts = [p.strip() for p in text.split(",")]
-    if not all(p.isdigit() and int(p) >= 2 for p in parts):
-        raise UsageError(
-            f"--plan {terminal_safe(text)}: give comma-separated label budgets, whole numbers of "
-            "at least 2 written in digits, e.g. --plan 20,40,80."
-        )
-    return [int(p) for p in parts]
-
-
 def _split_text(m, categories) -> str:
     """Return the labelled items of each true category, as ``A 10, tie 5, B 15``."""
     if np.isnan(m).any():
@@ -427,7 +417,7 @@ def _run_categorical_plan(args) -> int:
         raise UsageError(
             "--plan plans the Dawid–Skene interval of every jury; drop --method and --covariates."
         )
-    budgets = _plan_budgets(args.plan)
+    budgets = plan_budgets(args.plan)
     counts = read_jury_counts(args)
     scores = score_map(args.scores, counts.categories)
     allocation = "proportional" if counts.design == "random" else "optimal"

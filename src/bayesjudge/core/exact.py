@@ -1564,6 +1564,18 @@ def _mixture_theta_marginal(prob: _Problem, g: int, points: int) -> Marginal:
     return Marginal(grid=grid, density=f.sum(0)[None, :], cdf_values=cdf[None, :])
 
 
+_WEAK_CHUNK = 16  # weak-calibration groups per call of _mixture_theta_marginals (thread pool)
+
+
+def _mixture_theta_marginals(prob: _Problem, groups, points: int) -> list[Marginal]:
+    """:func:`_mixture_theta_marginal` of each of ``groups`` (a block for the thread pool).
+
+    One group at a time: padding groups to a common number of components costs more (the
+    (components, points) exponentials) than the calls save.
+    """
+    return [_mixture_theta_marginal(prob, g, points) for g in groups]
+
+
 def _route(prob: _Problem, states_limit: int = _LATENT_STATES) -> np.ndarray:
     """Flag the groups that take the exact mixture.
 
@@ -1721,14 +1733,20 @@ def exact_marginals(
         funcs[v] = functools.partial(_q_marginal, which=v, nodes=q_nodes, grid=q_grid,
                                      theta_nodes=theta_nodes)  # fmt: skip
     lattice = "youden" in variables and prob.Q0.known is None and prob.Q1.known is None
-    quad = _marginal_blocks(prob, latent, [funcs[v] for v in wanted],
-                            youden_grid if lattice else None, mapper)  # fmt: skip
+    skip = {"theta": np.isin(np.arange(prob.size), weak)}
+    quad, weak_rows = _marginal_blocks(
+        prob, latent, [(funcs[v], skip.get(v)) for v in wanted],
+        youden_grid if lattice else None, mapper,
+        [functools.partial(_mixture_theta_marginals, prob, weak[s : s + _WEAK_CHUNK], grid)
+         for s in range(0, len(weak), _WEAK_CHUNK)],
+    )  # fmt: skip
     for v, m in zip(wanted, quad, strict=False):
         size = grid if v == "theta" else q_grid
         rows = [_latent_marginal(mixtures[g], v, size) for g in mixtures]
         if v == "theta":
-            for g in weak:
-                r = _mixture_theta_marginal(prob, g, grid)
+            if m is None and len(weak):  # every group on a mixture
+                m = Marginal(*(np.full((prob.size, grid), np.nan) for _ in range(3)))
+            for g, r in zip(weak, weak_rows, strict=True):
                 m.grid[g], m.density[g], m.cdf_values[g] = r.grid[0], r.density[0], r.cdf_values[0]
         if m is None:
             m = Marginal(*(np.concatenate([getattr(r, f) for r in rows])
@@ -1771,29 +1789,36 @@ def _youden(prob: _Problem, flat: dict, points: int, lattice: Marginal | None) -
                       for f in ("grid", "density", "cdf_values")))  # fmt: skip
 
 
-def _marginal_blocks(prob: _Problem, latent, funcs, youden_points, mapper) -> list:
-    """Return the quadrature marginals of ``funcs``, all blocks through one ``mapper``.
+def _marginal_blocks(prob: _Problem, latent, funcs, youden_points, mapper, extra=()):
+    """Return the quadrature marginals of ``funcs`` and the results of ``extra``, one pool.
 
-    ``func(sub_problem)`` for each of ``funcs`` over blocks of the groups not flagged in
-    ``latent`` (NaN rows there, to be filled by the caller), and with ``youden_points`` the
-    youden lattice marginal of every group (last in the list): all blocks of all of them
-    through ``mapper`` (one thread pool runs them all).
+    ``funcs``: (func, skip) pairs; ``func(sub_problem)`` over blocks of the groups flagged
+    neither in ``latent`` nor in ``skip`` (a boolean mask or None; NaN rows there, to be
+    filled by the caller); with ``youden_points`` the youden lattice marginal of every group
+    (last in the list). ``extra``: calls without arguments returning lists (concatenated in
+    the second value). All blocks of all of them run through ``mapper`` (one thread pool).
     """
-    idx = np.flatnonzero(~latent)
-    subs = [prob.take(idx[s : s + _CHUNK]) for s in range(0, idx.size, _CHUNK)]
-    calls = [functools.partial(f, sub) for f in funcs for sub in subs]
+    ids, calls = [], []
+    for func, skip in funcs:
+        mask = latent if skip is None else latent | skip
+        idx = np.flatnonzero(~mask)
+        subs = [prob.take(idx[s : s + _CHUNK]) for s in range(0, idx.size, _CHUNK)]
+        ids.append((idx, len(calls), len(subs)))
+        calls += [functools.partial(func, sub) for sub in subs]
+    first_youden = len(calls)
     if youden_points is not None:
         calls += [functools.partial(_youden_marginal, prob.take(slice(s, s + _YOUDEN_CHUNK)),
                                     youden_points)
                   for s in range(0, prob.size, _YOUDEN_CHUNK)]  # fmt: skip
+    first_extra = len(calls)
+    calls += list(extra)
     parts = _run(calls, mapper)
-    out = [_assemble(prob.size, idx, parts[i * len(subs) : (i + 1) * len(subs)])
-           for i in range(len(funcs))]  # fmt: skip
+    out = [_assemble(prob.size, idx, parts[at : at + count]) for idx, at, count in ids]
     if youden_points is not None:
-        rest = parts[len(funcs) * len(subs) :]
+        rest = parts[first_youden:first_extra]
         out.append(Marginal(*(np.concatenate([getattr(r, f) for r in rest])
                               for f in ("grid", "density", "cdf_values"))))  # fmt: skip
-    return out
+    return out, [r for part in parts[first_extra:] for r in part]
 
 
 _YOUDEN_STEPS = 6  # lattice steps per sd of the narrowest of P, Q0, Q1 (youden marginal)

@@ -8,8 +8,6 @@ and returns the :class:`~bayesjudge.report.document.Report`.
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pandas as pd
 
@@ -17,7 +15,7 @@ from bayesjudge._progress import REPORT_PROGRESS_MIN_SYSTEMS, advance, steps_bar
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.data import CategoricalCounts, CategoricalJuryCounts, JudgeCounts
 from bayesjudge.data.jury import JuryCounts
-from bayesjudge.diagnostics import MAX_LISTED, emit_grouped
+from bayesjudge.diagnostics import caught_by_category, emit_caught, emit_grouped
 from bayesjudge.report import tables as _tables
 from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.report.categorical_jury import build_categorical_jury_report
@@ -310,22 +308,8 @@ def _emit_estimator_warnings(caught) -> None:
     One message as it is; several of a category as one warning that shows the first
     :data:`~bayesjudge.diagnostics.MAX_LISTED` and says how many more are in the report.
     """
-    by_category: dict = {}
-    for w in caught:
-        by_category.setdefault(w.category, [])
-        if str(w.message) not in by_category[w.category]:
-            by_category[w.category].append(str(w.message))
-    for category, messages in by_category.items():
-        if len(messages) == 1:
-            warnings.warn(messages[0], category, stacklevel=4)
-            continue
-        more = len(messages) - MAX_LISTED
-        text = f"{len(messages)} warnings of this kind from the estimators: " + " | ".join(
-            messages[:MAX_LISTED]
-        )
-        if more > 0:
-            text += f" | and {more} more (every one is in section 7 of the report)."
-        warnings.warn(text, category, stacklevel=4)
+    emit_caught(caught_by_category(caught), stacklevel=4, where="section 7 of the report",
+                head="warnings of this kind from the estimators")  # fmt: skip
 
 
 def write_report(source, out_dir=None, **options) -> Report:

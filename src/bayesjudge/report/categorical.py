@@ -28,7 +28,7 @@ from bayesjudge._version import __version__
 from bayesjudge.categorical_estimate import CATEGORICAL_METHODS, score_vector
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.data import CategoricalCounts
-from bayesjudge.diagnostics import MAX_LISTED
+from bayesjudge.diagnostics import caught_by_category, emit_caught
 from bayesjudge.report import categorical_tables as _tables
 from bayesjudge.report.categorical_sections import write_categorical_sections
 from bayesjudge.report.document import Report
@@ -293,11 +293,7 @@ CATEGORICAL_WARNING_PRIORITY = (
 
 def _records(collected, ppc_frame, ci_prob: float, warn: bool) -> list:
     """Return the diagnoses, most important first; with ``warn``, emit one warning per kind."""
-    by_category: dict = {}
-    for w in collected:
-        messages = by_category.setdefault(w.category, [])
-        if str(w.message) not in messages:
-            messages.append(str(w.message))
+    by_category = caught_by_category(collected)
     records = [
         _tables.CategoricalRecord(category.__name__, "warning", message)
         for category, messages in by_category.items()
@@ -321,16 +317,7 @@ def _records(collected, ppc_frame, ci_prob: float, warn: bool) -> list:
     rank = {code: i for i, code in enumerate(CATEGORICAL_WARNING_PRIORITY)}
     records.sort(key=lambda r: rank.get(r.code, len(rank)))
     if warn:
-        for category, messages in by_category.items():
-            text = messages[0]
-            if len(messages) > 1:
-                more = len(messages) - MAX_LISTED
-                text = (
-                    f"{len(messages)} warnings of this kind: "
-                    + " | ".join(messages[:MAX_LISTED])
-                    + (f" | and {more} more (every one is in the report)." if more > 0 else "")
-                )
-            warnings.warn(text, category, stacklevel=3)
+        emit_caught(by_category, stacklevel=3)
     return records
 
 

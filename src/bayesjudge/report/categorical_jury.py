@@ -31,7 +31,7 @@ from bayesjudge.categorical_jury_estimate import categorical_jury_estimate
 from bayesjudge.core._validation import check_alpha
 from bayesjudge.core.naive import naive
 from bayesjudge.data import CategoricalJuryCounts
-from bayesjudge.diagnostics import MAX_LISTED
+from bayesjudge.diagnostics import caught_by_category, emit_caught
 from bayesjudge.jury_estimate import jury_agreement
 from bayesjudge.plots import plot_theta_forest
 from bayesjudge.report.categorical_tables import category_headers, column_keys
@@ -454,12 +454,8 @@ def _score_values(scores, fit, categories):
 
 def _records(caught, check, warn: bool) -> list[dict]:
     """Return the diagnoses (each distinct message once); emit one warning per kind."""
-    by_category: dict = {}
-    for w in caught:
-        if issubclass(w.category, BayesJudgeWarning):
-            messages = by_category.setdefault(w.category, [])
-            if str(w.message) not in messages:
-                messages.append(str(w.message))
+    ours = [w for w in caught if issubclass(w.category, BayesJudgeWarning)]
+    by_category = caught_by_category(ours)
     records = [
         {"code": category.__name__, "level": "warning", "message": message}
         for category, messages in by_category.items()
@@ -468,16 +464,7 @@ def _records(caught, check, warn: bool) -> list[dict]:
     if check is not None and bool(check.flagged.any()):
         records.append({"code": "ppc_flagged", "level": "caution", "message": check.message})
     if warn:
-        for category, messages in by_category.items():
-            text = messages[0]
-            if len(messages) > 1:
-                more = len(messages) - MAX_LISTED
-                text = (
-                    f"{len(messages)} warnings of this kind: "
-                    + " | ".join(messages[:MAX_LISTED])
-                    + (f" | and {more} more (every one is in the report)." if more > 0 else "")
-                )
-            warnings.warn(text, category, stacklevel=3)
+        emit_caught(by_category, stacklevel=3)
     return records
 
 
