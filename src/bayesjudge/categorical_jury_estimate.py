@@ -62,6 +62,35 @@ def _group_arrays(v, test, lab):
     return v[seen], test[seen], lab[:, seen]
 
 
+def _blind_categories(v, lab) -> np.ndarray:
+    """Flag the true categories with no labelled item and no verdict in a group's patterns.
+
+    No item anchors such a category's confusion row, so any share of items that every judge
+    put elsewhere fits the data: its share is not informed. The EM cannot even explore it
+    (no start gives it weight, so π_k stays exactly 0), hence the NaN and [0, 1] its callers
+    report instead of the EM's 0 with an interval for "0 of n items", which reads as evidence.
+    """
+    k = lab.shape[0]
+    return np.array([lab[t].sum() == 0 and not (v == t).any() for t in range(k)])
+
+
+def _warn_blind(counts, blind, categories, scored: bool) -> None:
+    names = sorted({c for _, cats in blind for c in cats})
+    shown = [terminal_safe(categories[c]) for c in names]
+    warnings.warn(
+        f"Dawid–Skene: the true categories {shown} have no labelled items and no judge's "
+        f"verdict in {_group_list(counts, [g for g, _ in blind])}. Nothing in the data tells "
+        f"how many items are truly of them (an item every judge put in another category looks "
+        f"like an item of that category), so their estimate is NaN and their interval [0, 1]"
+        f"{' (and the score NaN, its interval the range of the scores)' if scored else ''}; "
+        f"the other categories' shares there are those of a model in which no item is of them. "
+        f"If no item can be of these categories, leave them out of categories; otherwise "
+        f"label some items of them.",
+        SmallSampleWarning,
+        stacklevel=4,
+    )
+
+
 def _warn_groups(counts, empty, unlabelled, stuck) -> None:
     if empty:
         warnings.warn(
@@ -102,7 +131,7 @@ def _dawid_skene(counts, alpha, interval, scores, n_resamples, rng):
     converged = np.zeros((s, r), dtype=bool)
     test = counts.test.transpose(*DIMS, "pattern").values.astype(float)
     lab = counts.labelled.transpose(*DIMS, "truth", "pattern").values.astype(float)
-    empty, unlabelled, stuck = [], [], []
+    empty, unlabelled, stuck, blind = [], [], [], []
     for a, b in itertools.product(range(s), range(r)):
         args = _group_arrays(v, test[a, b], lab[a, b])
         if args is None:
@@ -118,7 +147,16 @@ def _dawid_skene(counts, alpha, interval, scores, n_resamples, rng):
         score[a, b], score_ci[a, b] = res.score, (res.score_lower, res.score_upper)
         conf[a, b], converged[a, b] = fit.confusion, fit.converged
         stuck += [] if fit.converged else [(a, b)]
+        hidden = _blind_categories(args[0], args[2])
+        if hidden.any():
+            blind.append(((a, b), np.flatnonzero(hidden).tolist()))
+            est[a, b, hidden], ci[a, b, hidden] = np.nan, (0.0, 1.0)
+            conf[a, b][:, hidden] = np.nan
+            if scores is not None:
+                score[a, b], score_ci[a, b] = np.nan, (scores.min(), scores.max())
     _warn_groups(counts, empty, unlabelled, stuck)
+    if blind:
+        _warn_blind(counts, blind, counts.categories, scores is not None)
     cat = (*DIMS, CATEGORY)
     data = {
         "estimate": (cat, est),
@@ -234,7 +272,11 @@ def categorical_jury_estimate(
     SmallSampleWarning
         Where a group cannot be fitted (no test items, a judge without verdicts, or no
         labelled items with fewer than 3 judges: NaN), and where a group has no labelled
-        items (the latent categories then rest on the judges agreeing with the truth).
+        items (the latent categories then rest on the judges agreeing with the truth). For the
+        Dawid–Skene methods, where a true category has neither labelled items nor any
+        judge's verdict in a group: its estimate is NaN, its interval [0, 1] and its
+        confusion rows NaN there (with ``scores``, the score is NaN and its interval the
+        range of the scores), as the data say nothing about how many items are of it.
     ConvergenceWarning
         Where the EM did not converge.
 

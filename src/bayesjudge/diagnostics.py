@@ -231,30 +231,40 @@ def emit_caught(
 # --------------------------------------------------------------------------- helpers
 
 
-def _pairs(systems: list, pairs=None) -> list[tuple[int, int]]:
-    """Index pairs ``(i, j)`` of ``systems``: every pair (i < j) when ``pairs`` is None.
+def label_pairs(labels: list, pairs=None, dim: str = "system") -> list[tuple[int, int]]:
+    """Index pairs ``(i, j)`` of ``labels``: every pair (i < j) when ``pairs`` is None.
 
-    ``pairs`` lists pairs of system labels ``(a, b)`` (differences a minus b), e.g. the
-    comparisons a report of many systems shows.
+    ``pairs`` lists pairs of labels ``(a, b)`` (differences a minus b), e.g. the comparisons
+    a report of many systems shows; an unknown label, a label paired with itself or an entry
+    that is not a pair (a string is not one) is a ValueError.
+
+    Examples
+    --------
+    >>> from bayesjudge.diagnostics import label_pairs
+    >>> label_pairs(["a", "b", "c"]), label_pairs(["a", "b", "c"], [("c", "a")])
+    ([(0, 1), (0, 2), (1, 2)], [(2, 0)])
     """
     if pairs is None:
-        return list(combinations(range(len(systems)), 2))
-    index = {s: i for i, s in enumerate(systems)}
+        return list(combinations(range(len(labels)), 2))
+    index = {s: i for i, s in enumerate(labels)}
     out = []
     for pair in pairs:
         try:
+            if isinstance(pair, str | bytes):
+                raise TypeError
             a, b = pair
         except (TypeError, ValueError):
             raise ValueError(
-                f"pairs must be a sequence of (system_a, system_b) label pairs; got {pair!r}."
+                f"pairs must be a sequence of ({dim}_a, {dim}_b) label pairs; got "
+                f"{terminal_safe(pair)!r}."
             ) from None
         missing = [x for x in (a, b) if x not in index]
         if missing or a == b:
             raise ValueError(
                 f"pair {terminal_safe(pair)!r}: "
-                + (f"no system {terminal_safe(missing)}" if missing else "a system with itself")
-                + f"; the systems are {terminal_safe(systems[:10])}"
-                + ("..." if len(systems) > 10 else "")
+                + (f"no {dim} {terminal_safe(missing)}" if missing else f"a {dim} with itself")
+                + f"; the {dim} labels are {terminal_safe(labels[:10])}"
+                + ("..." if len(labels) > 10 else "")
                 + "."
             )
         out.append((index[a], index[b]))
@@ -262,7 +272,7 @@ def _pairs(systems: list, pairs=None) -> list[tuple[int, int]]:
 
 
 def _pair_coords(systems: list, pairs: list[tuple[int, int]] | None = None) -> dict:
-    pairs = _pairs(systems) if pairs is None else pairs
+    pairs = label_pairs(systems) if pairs is None else pairs
     return {
         "pair": [pair_label(systems[i], systems[j]) for i, j in pairs],
         "first": ("pair", [systems[i] for i, _ in pairs]),
@@ -369,7 +379,7 @@ def comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Datase
     pooled_ok = ~youden_is_zero(*pooled)  # (stratum,)
     has_test = arr["n"] > 0
     systems = counts.systems
-    pairs = _pairs(systems) if pairs is None else pairs
+    pairs = label_pairs(systems) if pairs is None else pairs
     ia = np.array([i for i, _ in pairs], dtype=int)
     ib = np.array([j for _, j in pairs], dtype=int)
     cells = _pair_cells(counts, ia, ib)  # each (pair, stratum)
@@ -811,7 +821,7 @@ def judge_diagnostics(
     rng = np.random.default_rng(random_seed)
     coords = {"system": counts.systems, "stratum": counts.strata}
     out = _judge_block(arr, alpha, method, n_resamples, rng)
-    pairs = _pairs(counts.systems, pairs)
+    pairs = label_pairs(counts.systems, pairs)
     shared = _shared_over_systems(counts)
     if pairs:
         out |= _delta_youden_block(arr, pairs, shared, alpha, method, n_resamples, rng)

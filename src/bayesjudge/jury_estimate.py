@@ -18,7 +18,7 @@ from bayesjudge._version import __version__
 from bayesjudge.categorical_estimate import score_vector
 from bayesjudge.core import categorical_jury as core_cat
 from bayesjudge.core import jury as core_jury
-from bayesjudge.core._validation import check_alpha, two_sided_z
+from bayesjudge.core._validation import check_alpha, is_real_number, two_sided_z
 from bayesjudge.core.jury_covariates import (
     N_STARTS,
     covariate_dawid_skene,
@@ -582,6 +582,31 @@ def _check_budgets(budgets) -> np.ndarray:
     return np.unique(arr.astype(float))
 
 
+def _check_plan_n(n):
+    """None, or a whole number of test items of at least 1 (θ is planned from them)."""
+    if n is None:
+        return None
+    if not (is_real_number(n) and np.isfinite(n) and n >= 1 and float(n) == round(float(n))):
+        raise ValueError(
+            f"n must be a whole number of unlabelled test items, at least 1; got {n!r}. The "
+            f"plan is the width of θ's interval for a test set of n items: without test items "
+            f"there is no θ to plan. Leave n out to plan for each group's test items."
+        )
+    return float(n)
+
+
+def _check_plan_scores(values, categories) -> None:
+    """Scores that are all equal make the scored mean a constant: nothing to plan or rank."""
+    if values is not None and np.ptp(values) == 0:
+        given = dict(zip(map(plain_value, categories), values.tolist(), strict=True))
+        raise ValueError(
+            f"scores must not all be equal; got {given}. With "
+            f"one value v for every category the mean score Σ v θ_k = v for every θ, so every "
+            f"jury and split has width 0 and none is better. Give the categories different "
+            f"values, or drop scores= to plan the widest category's share."
+        )
+
+
 def _plan_group(theta, q0, q1, n, budgets, juries, allocation, alpha, design):
     """Planned width, sd and chosen m1 of every (jury, budget) of one group."""
     width = np.full((len(juries), len(budgets)), np.inf)
@@ -640,7 +665,8 @@ def jury_plan(
     max_size : int, optional
         Largest jury of the default enumeration.
     n : int, optional
-        Unlabelled test items to plan for. Default: each group's test items in ``counts``.
+        Unlabelled test items to plan for, a whole number of at least 1. Default: each
+        group's test items in ``counts``.
     allocation : {"optimal", "balanced", "proportional"}, default "optimal"
         How a budget splits between truly incorrect (m0) and truly correct (m1) items:
         ``"optimal"`` the split (in steps of 2 % of the budget, at least one item of each
@@ -659,7 +685,8 @@ def jury_plan(
         K categories, Dirichlet pseudo-items per verdict and true category (the same at K = 2).
     scores : dict, optional
         K categories only: ``{category: value}``; also plan the mean score ``Σ value_k θ_k``,
-        whose width then decides the best jury and the optimal split.
+        whose width then decides the best jury and the optimal split. The values must not
+        all be equal (the mean score would then be the same constant for every θ).
 
     Returns
     -------
@@ -737,6 +764,7 @@ def jury_plan(
         )
     alpha = check_alpha(alpha)
     budgets = _check_budgets(budgets)
+    n = _check_plan_n(n)
     judges = list(counts.judges)
     chosen = _juries(judges, juries, max_size)
     if categorical:
@@ -964,6 +992,7 @@ def _categorical_plan(counts, budgets, chosen, n, allocation, alpha, smoothing, 
             f"{budgets[budgets < k].astype(int).tolist()}."
         )
     values = None if scores is None else score_vector(scores, counts.categories)
+    _check_plan_scores(values, counts.categories)
     pi_hat, conf_hat = _categorical_pilot(counts, smoothing)
     test = counts.test.sum("pattern").transpose(*DIMS).values
     if n is None and ((test == 0) & np.isfinite(pi_hat[..., 0])).any():

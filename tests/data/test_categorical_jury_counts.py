@@ -45,15 +45,15 @@ def _items(seed=0, n=40, m=(6, 4, 6), missing=0.15, design="stratified", drop=0.
 # ------------------------------------------------------------------ from_counts, views
 
 
-def test_from_counts_canonical_order_and_merging():
+def test_from_counts_canonical_order_and_repeats_refused():
     counts = CategoricalJuryCounts.from_counts(
-        ["2-", "01", "20", "01", "00"],
-        [1, 2, 3, 4, 0],
-        [[0, 1, 0, 1, 0], [0, 0, 0, 0, 0], [5, 0, 0, 0, 0]],
+        ["2-", "01", "20", "00"],
+        [1, 6, 3, 0],
+        [[0, 2, 0, 0], [0, 0, 0, 0], [5, 0, 0, 0]],
         judges=["a", "b"],
         categories=CATS,
     )
-    # "00" has no item anywhere: dropped; "01" merged (2 + 4 test, 1 + 1 labelled A)
+    # "00" has no item anywhere: dropped
     assert counts.patterns == ["01", "20", "2-"]
     assert counts.test.values.ravel().tolist() == [6, 3, 1]
     assert counts.labelled.sel(truth="A").values.ravel().tolist() == [2, 0, 0]
@@ -70,6 +70,11 @@ def test_from_counts_canonical_order_and_merging():
     assert counts.dataset.attrs["categories_source"] == "given"
     # the wrapper accepts its own dataset unchanged
     assert CategoricalJuryCounts(counts.dataset).dataset.identical(counts.dataset)
+    # A repeated pattern is refused, not added up (tests/data/test_jury_counts_hostile_s9.py).
+    with pytest.raises(ValueError, match=r"repeated pattern\(s\) '01' \(positions 1, 3\)"):
+        CategoricalJuryCounts.from_counts(
+            ["2-", "01", "20", "01", "00"], [1, 2, 3, 4, 0], judges=["a", "b"], categories=CATS
+        )
 
 
 def test_for_judge_pair_table_and_sel_by_hand():

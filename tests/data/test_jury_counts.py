@@ -37,11 +37,14 @@ def _long_table(seed: int = 0, n_items: int = 60, judges=("a", "b", "c"), missin
     return pd.DataFrame(rows)
 
 
-def test_from_counts_canonical_order_and_merging():
-    counts = JuryCounts.from_counts(["0-", "11", "0-", "10"], test=[1, 2, 3, 4], judges=["a", "b"])
+def test_from_counts_canonical_order_and_repeats_refused():
+    counts = JuryCounts.from_counts(["0-", "11", "10"], test=[4, 2, 4], judges=["a", "b"])
     assert counts.patterns == ["11", "10", "0-"]
     assert counts.test.values.ravel().tolist() == [2, 4, 4]
     assert counts.verdicts.tolist() == [[1, 1], [1, 0], [0, -1]]
+    # A repeated pattern is refused, not added up (tests/data/test_jury_counts_hostile_s9.py).
+    with pytest.raises(ValueError, match=r"repeated pattern\(s\) '0-' \(positions 0, 2\)"):
+        JuryCounts.from_counts(["0-", "11", "0-", "10"], test=[1, 2, 3, 4], judges=["a", "b"])
 
 
 def test_marginal_matches_hand_counts():

@@ -507,7 +507,15 @@ def categorical_dawid_skene(
     design = check_design(design, "design")
     v, x, lab, k = _check_counts(patterns, test, labelled, n_categories)
     check_em_options(v, lab, smoothing, max_iter, tol)
-    post = _vote_share(v, k)[None]
+    share = _vote_share(v, k)
+    # π_k = 0 is a fixed point of EM: a category that has labelled items but that no judge
+    # gives on a test item would start, and stay, at 0 (θ_k = 0, a 0-wide interval, where the
+    # labelled items say otherwise); it starts with a small share instead.
+    dead = (x @ share == 0) & (lab.sum(axis=1) > 0)
+    if dead.any():
+        share = np.where(dead, 1e-3, share)
+        share /= share.sum(axis=1, keepdims=True)
+    post = share[None]
     (pi, conf), post, loglik, n_iter, conv = _em(
         v, x, lab, post, random=design == "random", smoothing=float(smoothing),
         max_iter=int(max_iter), tol=float(tol),

@@ -244,6 +244,22 @@ def is_blank(value) -> bool:
     return is_missing(value) or (isinstance(value, str) and not value.strip())
 
 
+# The label checks are called with a dim ("system") or an argument name ("systems"); the
+# messages need both the one and the many of it.
+_NOUNS = {
+    "system": ("system", "systems"),
+    "stratum": ("stratum", "strata"),
+    "judge": ("judge", "judges"),
+    "category": ("category", "categories"),
+}
+_NOUNS |= {plural: (one, plural) for one, plural in _NOUNS.values()}
+
+
+def _nouns(name: str) -> tuple[str, str]:
+    """Return the singular and plural of a label kind: ``"judges"`` -> ``("judge", "judges")``."""
+    return _NOUNS.get(name, (name, f"{name}s"))
+
+
 def check_group_labels(dim: str, column: str | None, labels: Mapping[tuple, str]) -> None:
     """Refuse distinct labels that print alike or compare equal (``1`` and ``'1'``).
 
@@ -270,16 +286,17 @@ def check_group_labels(dim: str, column: str | None, labels: Mapping[tuple, str]
         for keys in sorted(clashes, key=lambda ks: sorted(repr(k[1]) for k in ks))[:3]
     )
     more = f" (and {len(clashes) - 3} more)" if len(clashes) > 3 else ""
+    one, many = _nouns(dim)
     if column is None:  # labels given directly (from_counts, a Dataset's coordinates)
         raise ValueError(
-            f"The {dim} labels include different values that print alike or compare equal: "
-            f"{shown}{more}. They would become separate {dim}s that look the same, so they "
-            f"are refused. Give each {dim} one label of one type, without surrounding spaces."
+            f"The {one} labels include different values that print alike or compare equal: "
+            f"{shown}{more}. They would become separate {many} that look the same, so they "
+            f"are refused. Give each {one} one label of one type, without surrounding spaces."
         )
     raise ValueError(
-        f"Column {column!r} ({dim}) holds {dim} labels that are different values but print "
-        f"alike or compare equal: {shown}{more}. They would become separate {dim}s that look "
+        f"Column {column!r} ({one}) holds {one} labels that are different values but print "
+        f"alike or compare equal: {shown}{more}. They would become separate {many} that look "
         f"the same, or be merged silently, so they are refused. Make the labels one type "
         f"with no surrounding spaces in every table (e.g. df[{column!r}].astype(str).str."
-        f"strip()) if they name the same {dim}, or rename them if they do not."
+        f"strip()) if they name the same {one}, or rename them if they do not."
     )

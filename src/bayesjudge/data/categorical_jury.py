@@ -42,7 +42,15 @@ from bayesjudge.data.categorical import (
     CategoricalCounts,
 )
 from bayesjudge.data.category_labels import category_array, label_key, plain_label
-from bayesjudge.data.jury import JUDGE, JURY_PATTERN, MAX_JUDGES, TRUTH, JuryCounts
+from bayesjudge.data.jury import (
+    JUDGE,
+    JURY_PATTERN,
+    MAX_JUDGES,
+    TRUTH,
+    JuryCounts,
+    check_distinct_patterns,
+    check_pattern_lengths,
+)
 from bayesjudge.data.jury_counting import count_jury_frames
 
 __all__ = [
@@ -131,13 +139,7 @@ def categorical_verdict_matrix(patterns, n_judges: int | None, k: int) -> np.nda
                 f"({PATTERN_DIGITS[0]!r} to {PATTERN_DIGITS[k - 1]!r} for K = {k}) or "
                 f"{MISSING!r} (no verdict); got {bad[:5]!r}."
             )
-        lengths = {len(p) for p in rows}
-        if len(lengths) > 1:
-            raise ValueError(
-                f"Every verdict pattern needs one character per judge; got patterns of lengths "
-                f"{sorted(lengths)}."
-            )
-        width = lengths.pop() if rows else (n_judges or 0)
+        width = check_pattern_lengths(rows, n_judges)
         matrix = np.array([[allowed[c] for c in p] for p in rows], dtype=np.int64)
         matrix = matrix.reshape(len(rows), width)
     if n_judges is not None and matrix.shape[1] != n_judges:
@@ -176,7 +178,12 @@ def _as_list(value) -> list:
 
 
 def _canonical(matrix, test, labelled, systems, strata, judges, categories, attrs: dict):
-    """Merge repeated patterns, drop all-missing and never-observed ones, sort, wrap."""
+    """Merge repeated patterns, drop all-missing and never-observed ones, sort, wrap.
+
+    Patterns repeat here only where a judge selection or a recoding makes them alike
+    (:meth:`CategoricalJuryCounts.sel`, a wrapped Dataset);
+    :meth:`CategoricalJuryCounts.from_counts` refuses repeats in its input before.
+    """
     k = len(categories)
     keep = ~(matrix == -1).all(axis=1)
     matrix, test, labelled = matrix[keep], test[..., keep], labelled[..., keep]
@@ -349,7 +356,8 @@ class CategoricalJuryCounts:
         patterns : sequence of str or array of shape (P, J)
             The distinct verdict patterns: strings of category indices (``"0"``–``"9"``,
             ``"a"``–``"z"``) and ``"-"``, one character per judge, or a matrix of indices
-            0..K-1 with -1 for no verdict.
+            0..K-1 with -1 for no verdict; each given once (a repeated pattern is refused: add
+            up its counts first).
         test : array_like
             Unlabelled test items per pattern: shape (P,), or (systems, strata, P).
         labelled : array_like, optional
@@ -374,8 +382,8 @@ class CategoricalJuryCounts:
         ------
         ValueError
             If the categories are invalid (fewer than two, more than 36, repeated,
-            look-alikes), a pattern does not fit the judges or K, a count is not a
-            non-negative whole number up to 2**53, or a shape does not fit.
+            look-alikes), a pattern is repeated or does not fit the judges or K, a count is
+            not a non-negative whole number up to 2**53, or a shape does not fit.
 
         Examples
         --------
@@ -395,6 +403,7 @@ class CategoricalJuryCounts:
         cats = _categories(categories)
         k = len(cats)
         matrix = categorical_verdict_matrix(patterns, len(judges), k)
+        check_distinct_patterns(categorical_pattern_strings(matrix))
         systems = label_array("systems", [DEFAULT_LABEL] if systems is None else systems)
         strata = label_array("strata", [DEFAULT_LABEL] if strata is None else strata)
         shape = (len(systems), len(strata))

@@ -10,6 +10,7 @@ only how many items show each observed pattern, per system and stratum.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
@@ -79,14 +80,9 @@ def _verdict_matrix(patterns, n_judges: int | None) -> np.ndarray:
                 f"A verdict pattern holds one character per judge: '1' (judged correct), '0' "
                 f"(judged incorrect) or '{MISSING_VERDICT}' (no verdict); got {bad[:5]!r}."
             )
-        lengths = {len(p) for p in rows}
-        if len(lengths) > 1:
-            raise ValueError(
-                f"Every verdict pattern needs one character per judge; got patterns of lengths "
-                f"{sorted(lengths)}."
-            )
+        width = check_pattern_lengths(rows, n_judges)
         matrix = np.array([[_CODE[c] for c in p] for p in rows], dtype=np.int64)
-        matrix = matrix.reshape(len(rows), lengths.pop() if rows else (n_judges or 0))
+        matrix = matrix.reshape(len(rows), width)
     if n_judges is not None and matrix.shape[1] != n_judges:
         raise ValueError(
             f"The verdict patterns have {matrix.shape[1]} entries each but there are {n_judges} "
@@ -99,6 +95,111 @@ def _verdict_matrix(patterns, n_judges: int | None) -> np.ndarray:
             f"carries no information; drop it (an item no judge graded is not a judged item)."
         )
     return matrix.astype(np.int8)
+
+
+def check_pattern_lengths(rows: Sequence[str], n_judges: int | None) -> int:
+    """Return the common length of pattern strings, refusing any that do not fit the judges.
+
+    Parameters
+    ----------
+    rows : sequence of str
+        Verdict patterns, one character per judge.
+    n_judges : int or None
+        The number of judges (None: the patterns need only share one length).
+
+    Returns
+    -------
+    int
+        The patterns' length (``n_judges`` where given; 0 for no patterns and no judges).
+
+    Raises
+    ------
+    ValueError
+        Naming the number of judges and the patterns of another length.
+
+    Examples
+    --------
+    >>> check_pattern_lengths(["110", "0-1"], 3)
+    3
+    >>> check_pattern_lengths(["11", "101"], 2)
+    Traceback (most recent call last):
+    ...
+    ValueError: There are 2 judges, so every verdict pattern needs 2 characters, one per judge \
+in the order of judges=; got patterns of lengths [2, 3]. Of another length than 2: '101' \
+(position 1, length 3). Fix or drop those patterns, or name one judge per position in judges=.
+    """
+    lengths = Counter(len(p) for p in rows)
+    if n_judges is None:
+        if len(lengths) <= 1:
+            return next(iter(lengths), 0)
+        width = lengths.most_common(1)[0][0]
+        head = (
+            f"Every verdict pattern needs one character per judge, so all patterns have one "
+            f"length (most have {width})"
+        )
+    else:
+        width = n_judges
+        head = (
+            f"There are {n_judges} judges, so every verdict pattern needs {n_judges} "
+            f"characters, one per judge in the order of judges="
+        )
+    wrong = [(i, p) for i, p in enumerate(rows) if len(p) != width]
+    if not wrong:
+        return width
+    shown = ", ".join(
+        f"{p if len(p) <= 40 else p[:37] + '...'!r} (position {i}, length {len(p)})"
+        for i, p in wrong[:5]
+    )
+    more = f" and {len(wrong) - 5} more" if len(wrong) > 5 else ""
+    raise ValueError(
+        f"{head}; got patterns of lengths {sorted(lengths)}. Of another length than {width}: "
+        f"{shown}{more}. Fix or drop those patterns, or name one judge per position in judges=."
+    )
+
+
+def check_distinct_patterns(strings: Sequence[str]) -> None:
+    """Refuse a verdict pattern given more than once.
+
+    Adding up the repeats silently would hide a row pasted twice or two exports put one
+    after the other, as repeated judge or system labels would; both are refused.
+
+    Parameters
+    ----------
+    strings : sequence of str
+        The verdict patterns as given, written as strings.
+
+    Raises
+    ------
+    ValueError
+        Naming each repeated pattern and its positions.
+
+    Examples
+    --------
+    >>> check_distinct_patterns(["11", "10"])
+    >>> check_distinct_patterns(["11", "10", "11"])
+    Traceback (most recent call last):
+    ...
+    ValueError: patterns must be distinct; got the repeated pattern(s) '11' (positions 0, 2). \
+Give each pattern once, with its counts added up (test and labelled), or check that no row \
+was pasted twice and no two exports were put one after the other.
+    """
+    positions: dict[str, list[int]] = {}
+    for i, p in enumerate(strings):
+        positions.setdefault(p, []).append(i)
+    repeated = [(p, where) for p, where in positions.items() if len(where) > 1]
+    if not repeated:
+        return
+    shown = "; ".join(
+        f"{p!r} (positions {', '.join(str(i) for i in where[:10])}"
+        f"{', ...' if len(where) > 10 else ''})"
+        for p, where in repeated[:5]
+    )
+    more = f"; and {len(repeated) - 5} more" if len(repeated) > 5 else ""
+    raise ValueError(
+        f"patterns must be distinct; got the repeated pattern(s) {shown}{more}. Give each "
+        f"pattern once, with its counts added up (test and labelled), or check that no row "
+        f"was pasted twice and no two exports were put one after the other."
+    )
 
 
 def _check_count_array(name: str, values, shape: tuple[int, ...]) -> np.ndarray:
@@ -209,7 +310,8 @@ class JuryCounts:
         ----------
         patterns : sequence of str or array of shape (P, J)
             The distinct verdict patterns, as strings of ``"1"``, ``"0"`` and ``"-"`` (one
-            character per judge) or as a matrix of 1, 0 and -1.
+            character per judge) or as a matrix of 1, 0 and -1; each given once (a repeated
+            pattern is refused: add up its counts first).
         test : array_like
             Unlabelled test items per pattern: shape (P,), or (systems, strata, P).
         labelled : array_like, optional
@@ -226,6 +328,12 @@ class JuryCounts:
         -------
         JuryCounts
 
+        Raises
+        ------
+        ValueError
+            If a pattern is repeated, does not fit the judges or has no verdict at all, a
+            count is not a non-negative whole number, or a shape does not fit.
+
         Examples
         --------
         >>> counts = JuryCounts.from_counts(["11", "10", "00"], [40, 5, 20], judges=["a", "b"])
@@ -239,6 +347,7 @@ class JuryCounts:
                 f"judges to analyse together."
             )
         matrix = _verdict_matrix(patterns, len(judges))
+        check_distinct_patterns(pattern_strings(matrix))
         systems = label_array("systems", [DEFAULT_LABEL] if systems is None else systems)
         strata = label_array("strata", [DEFAULT_LABEL] if strata is None else strata)
         shape = (len(systems), len(strata))
@@ -579,7 +688,12 @@ def _as_list(value) -> list:
 
 
 def _canonical(matrix, test, labelled, systems, strata, judges, attrs: dict[str, Any]):
-    """Merge repeated patterns, drop all-missing and never-observed ones, sort, wrap."""
+    """Merge repeated patterns, drop all-missing and never-observed ones, sort, wrap.
+
+    Patterns repeat here only where a judge selection or a recoding makes them alike
+    (:meth:`JuryCounts.sel`, a wrapped Dataset); :meth:`JuryCounts.from_counts` refuses
+    repeats in its input before.
+    """
     keep = ~(matrix == -1).all(axis=1)
     matrix, test, labelled = matrix[keep], test[..., keep], labelled[..., keep]
     strings = pattern_strings(matrix)

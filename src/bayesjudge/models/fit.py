@@ -25,11 +25,12 @@ import xarray as xr
 
 from bayesjudge._io import atomic_path, check_output_file
 from bayesjudge._progress import show_progress
-from bayesjudge._text import pair_label
+from bayesjudge._text import pair_label, terminal_safe
 from bayesjudge._version import __version__
 from bayesjudge.core._validation import check_open_unit, is_seed
 from bayesjudge.core.exact import (
     Marginal,
+    data_conflict,
     exact_draws,
     exact_marginals,
     hdi,
@@ -39,7 +40,7 @@ from bayesjudge.data import DEFAULT_DESIGN, DIMS, CategoricalCounts, JudgeCounts
 from bayesjudge.data.categorical_jury import CategoricalJuryCounts
 from bayesjudge.data.jury import JuryCounts
 from bayesjudge.data.jury_items import JuryItems
-from bayesjudge.diagnostics import check_pooled_calibration, judge_diagnostics
+from bayesjudge.diagnostics import check_pooled_calibration, judge_diagnostics, label_pairs
 from bayesjudge.models.build import (
     aggregate_weights,
     build_from_config,
@@ -653,6 +654,8 @@ def fit(
         # One q0, q1 for the pooled groups: test on their own labels that this fits (Fiedler).
         check_pooled_calibration(counts, tuple(config["pool_over"]), alpha=0.05, stacklevel=3)
     progressbar = show_progress(progressbar, name="progressbar")
+    if method != "exact":
+        _warn_conflict(counts, stacklevel=3)
     if method == "exact":
         result = _fit_exact_checked(counts, config, draws=draws, chains=chains,
                                     random_seed=random_seed, estimand=estimand)  # fmt: skip
@@ -671,6 +674,45 @@ def fit(
         estimand=estimand,
     )  # fmt: skip
     return _with_estimand(result)
+
+
+MAX_COMPARE_VALUES = 200_000_000  # Fit.compare: draws of differences kept at most (1.6 GB)
+
+
+CONFLICT_SD = 3.0  # test counts contradicting the calibration by more: a warning before NUTS
+_LISTED = 3  # groups named in that warning
+
+
+def _warn_conflict(counts: JudgeCounts, stacklevel: int) -> None:
+    """Warn where a group's test counts contradict its calibration (separated modes)."""
+    if counts.design != "stratified":
+        return
+    ds = counts.dataset
+    k, n, tn, m0, tp, m1 = (ds[v].transpose("system", "stratum").values
+                            for v in ("k", "n", "tn", "m0", "tp", "m1"))  # fmt: skip
+    both = (m0 > 0) & (m1 > 0)  # without labels of a kind a q is left to its prior
+    sds = np.zeros(k.shape)
+    sds[both] = data_conflict(k[both], n[both], tn[both], m0[both], tp[both], m1[both])
+    bad = np.argwhere(sds > CONFLICT_SD)
+    if not bad.size:
+        return
+    where = ", ".join(
+        f"{terminal_safe(str(counts.systems[i]))}/{terminal_safe(str(counts.strata[j]))} "
+        f"({sds[i, j]:.1f} sd)"
+        for i, j in bad[:_LISTED]
+    )
+    more = f" and {len(bad) - _LISTED} more" if len(bad) > _LISTED else ""
+    warnings.warn(
+        f"The test counts contradict the calibration counts in {len(bad)} group(s): {where}"
+        f"{more}. No θ in [0, 1] reconciles the judged-correct share with the calibrated "
+        "sensitivity and specificity, so the posterior has separated modes (θ near 0 with q0 "
+        "near 1, θ near 1 with q1 near 1) that NUTS chains may not all find, and r_hat "
+        "cannot tell when every chain sits in the same, negligible one. Compare with "
+        "method='exact' (exact for such groups), or run more chains, and check the data (does "
+        "the judge behave differently on the test set?).",
+        ConvergenceWarning,
+        stacklevel=stacklevel + 1,
+    )
 
 
 def _check_estimand(counts: JudgeCounts, estimand) -> str:
@@ -1840,7 +1882,9 @@ class Fit:
         )
         return out
 
-    def compare(self, dim: str = "system", var: str | None = None, ci_prob: float = 0.95):
+    def compare(
+        self, dim: str = "system", var: str | None = None, ci_prob: float = 0.95, pairs=None
+    ):
         """Posterior of every pairwise difference ``var[a] − var[b]`` along ``dim``.
 
         Parameters
@@ -1852,6 +1896,11 @@ class Fit:
             :attr:`theta_var` (``"theta"``, or ``"theta_test"`` for the test-set estimand).
         ci_prob : float, default 0.95
             Probability of the equal-tailed credible interval.
+        pairs : sequence of (label, label), optional
+            The comparisons wanted, as pairs of ``dim`` labels ``(a, b)`` (difference a − b);
+            default every pair. All pairs of many systems do not fit in memory (the draws of
+            every difference are kept): beyond ``MAX_COMPARE_VALUES`` values a ValueError asks
+            for ``pairs``.
 
         Returns
         -------
@@ -1880,7 +1929,17 @@ class Fit:
         labels = draws[dim].values.tolist()
         if len(labels) < 2:
             raise ValueError(f"compare needs at least 2 {dim} labels; got {labels}.")
-        pairs = list(combinations(range(len(labels)), 2))
+        pairs = label_pairs(labels, pairs, dim)
+        if not pairs:
+            raise ValueError("pairs is empty: name at least one (a, b) pair, or None for all.")
+        size = len(pairs) * draws.size // len(labels)
+        if size > MAX_COMPARE_VALUES:
+            raise ValueError(
+                f"compare along {dim!r} would keep {len(pairs):,} pairs × "
+                f"{draws.size // len(labels):,} draws = {size:,} values ({size * 8 / 1e9:.1f} "
+                f"GB; at most {MAX_COMPARE_VALUES:,}); pass pairs=[(a, b), ...] with the "
+                "comparisons you need (e.g. each system against a baseline)."
+            )
         diff = xr.concat(
             [draws.isel({dim: i}, drop=True) - draws.isel({dim: j}, drop=True) for i, j in pairs],
             dim="pair",
@@ -2219,14 +2278,15 @@ def _fit_several_judges(counts, **o):
     calibration = "shared" if o["calibration"] is None else o["calibration"]
     if isinstance(counts, JuryItems):  # verdict rows with covariates: the covariate model
         _check_jury_options(
-            **single, scores=o["scores"], calibration=o["calibration"], dependence=o["dependence"]
-        )
+            counts, **single, scores=o["scores"], calibration=o["calibration"],
+            dependence=o["dependence"],
+        )  # fmt: skip
         return fit_jury_covariates(
             counts, pool_judges=o["pool_judges"], priors=o["priors"],
             judge_better_than_chance=better, **sampling,
         )  # fmt: skip
     if isinstance(counts, CategoricalJuryCounts):  # several judges' K-category verdicts
-        _check_jury_options(**single)
+        _check_jury_options(counts, **single)
         if o["judge_better_than_chance"]:
             raise ValueError(
                 "judge_better_than_chance= is an option of binary verdict patterns "
@@ -2238,7 +2298,7 @@ def _fit_several_judges(counts, **o):
             counts, calibration=calibration, priors=o["priors"], scores=o["scores"],
             pool_judges=o["pool_judges"], dependence=o["dependence"], **sampling,
         )  # fmt: skip
-    _check_jury_options(**single, scores=o["scores"])
+    _check_jury_options(counts, **single, scores=o["scores"])
     return fit_jury(
         counts, calibration=calibration, pool_judges=o["pool_judges"],
         dependence=o["dependence"], priors=o["priors"], judge_better_than_chance=better,
@@ -2246,18 +2306,21 @@ def _fit_several_judges(counts, **o):
     )  # fmt: skip
 
 
-def _check_jury_options(**given) -> None:
-    """Refuse the single-judge options of ``fit`` for jury counts, naming them."""
+def _check_jury_options(counts, **given) -> None:
+    """Refuse the single-judge options of ``fit`` for several judges' data, naming them."""
     defaults = {"pool_over": None, "aggregate": "auto", "paired": None, "sampler": "nutpie",
                 "method": "mcmc", "estimand": "population", "confusion": "free",
                 "scores": None, "calibration": None, "dependence": None}  # fmt: skip
     changed = {name: value for name, value in given.items() if value != defaults[name]}
     if changed:
         shown = ", ".join(f"{name}={value!r}" for name, value in changed.items())
+        kind, see = {
+            JuryItems: ("JuryItems, the covariate model with one set of coefficients per judge "
+                        "for all groups", "bayesjudge.models.jury_covariates.fit_jury_covariates"),
+            CategoricalJuryCounts: ("CategoricalJuryCounts",
+                                    "bayesjudge.models.categorical_jury.fit_categorical_jury"),
+        }.get(type(counts), ("JuryCounts", "bayesjudge.models.jury.fit_jury"))  # fmt: skip
         raise ValueError(
-            f"{shown}: not available for several judges' verdicts (JuryCounts, JuryItems), "
-            "which are fitted by NUTS (nutpie) with the population estimand; JuryItems (the "
-            "covariate model) has one set of coefficients per judge for all groups. Drop these "
-            "options; see bayesjudge.models.jury.fit_jury and "
-            "bayesjudge.models.jury_covariates.fit_jury_covariates."
+            f"{shown}: not available for several judges' verdicts ({kind}), which are fitted "
+            f"by NUTS (nutpie) with the population estimand. Drop these options; see {see}."
         )

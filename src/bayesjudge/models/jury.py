@@ -1063,13 +1063,16 @@ class JuryFit:
 
     # ------------------------------------------------------------ summaries
 
-    def summary(self, ci_prob: float = 0.95) -> xr.Dataset:
+    def summary(self, ci_prob: float = 0.95, var_names=None) -> xr.Dataset:
         """Posterior mean, sd, median, equal-tailed interval, r_hat and bulk ESS.
 
         Parameters
         ----------
         ci_prob : float, default 0.95
             Probability of the equal-tailed intervals.
+        var_names : str or sequence of str, optional
+            Posterior variables to summarise (as ``Fit.summary(var_names=...)``); default the
+            reported ones listed below, those the model has.
 
         Returns
         -------
@@ -1081,9 +1084,17 @@ class JuryFit:
             ``ci_kind="eti"``, ``ci_prob``, ``calibration``, ``dependence``, ``design``.
         """
         ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
+        names = self._reported()
+        if var_names is not None:
+            names = [var_names] if isinstance(var_names, str) else list(var_names)
+            present = list(self.posterior.data_vars)
+            unknown = [v for v in names if not isinstance(v, str) or v not in present]
+            if unknown or not names:
+                bad = f"{unknown} are not in the posterior" if unknown else "is empty"
+                raise ValueError(f"var_names {bad}; name some of its variables {present}.")
         out = {}
         sample = ("chain", "draw")
-        for name in self._reported():
+        for name in names:
             draws = self.posterior[name]
             single = draws.to_dataset(name=name)
             out[name] = draws.mean(sample)
