@@ -39,7 +39,7 @@ test: lint  ## ruff, then the whole (fast) test suite with doctests, on two work
 	$(BIN)/python -m pytest -n 2
 
 test-slow: $(STAMP)  ## Long validation studies (marked slow), on two workers; run by CI
-	$(BIN)/python -m pytest -n 2 -m slow
+	$(BIN)/python -m pytest -n 2 --dist worksteal -m slow
 
 test-browser: $(STAMP)  ## The HTML report and the docs math in headless Chromium (Debian's chromium); run by CI
 	$(BIN)/python -m pytest -m browser

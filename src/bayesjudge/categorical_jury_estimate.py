@@ -24,7 +24,7 @@ from bayesjudge.core._validation import check_alpha, check_resamples, check_seed
 from bayesjudge.data import CategoricalJuryCounts
 from bayesjudge.data._common import DIMS
 from bayesjudge.data.jury import JUDGE
-from bayesjudge.warnings import ConvergenceWarning, SmallSampleWarning
+from bayesjudge.warnings import BayesJudgeWarning, ConvergenceWarning, SmallSampleWarning
 
 __all__ = ["CATEGORICAL_JURY_METHODS", "categorical_jury_estimate"]
 
@@ -52,14 +52,36 @@ def _group_list(counts, groups) -> str:
 
 
 def _group_arrays(v, test, lab):
-    """Patterns seen in a group, with its counts; None where the model cannot be fitted."""
+    """Patterns seen in a group, with its counts, and which judges gave a verdict there.
+
+    A judge without any verdict in the group is left out of its patterns: every pattern
+    seen has "no verdict" for that judge, so the likelihood does not depend on the judge's
+    confusion matrix, and the other judges' estimate is the maximum-likelihood one (as the
+    Bayesian jury model, which skips missing verdicts, would give). The patterns stay distinct
+    without that column. None where the model cannot be fitted.
+    """
     seen = (test + lab.sum(axis=0)) > 0
     graded = (v[seen] >= 0).any(axis=0)
-    if test.sum() == 0 or not graded.all():
+    if test.sum() == 0 or not graded.any():
         return None
-    if lab.sum() == 0 and v.shape[1] < 3:
+    if lab.sum() == 0 and graded.sum() < 3:
         return None
-    return v[seen], test[seen], lab[:, seen]
+    # Contiguous, as v[seen] was: the EM then sums in the same order (bit-identical results).
+    return np.ascontiguousarray(v[seen][:, graded]), test[seen], lab[:, seen], graded
+
+
+def _warn_left_out(counts, left_out) -> None:
+    """Name the judges left out of a group's Dawid–Skene fit for want of any verdict there."""
+    names = sorted({j for _, js in left_out for j in js})
+    shown = [terminal_safe(counts.judges[j]) for j in names]
+    warnings.warn(
+        f"Dawid–Skene: judge(s) {shown} gave no verdict in "
+        f"{_group_list(counts, [g for g, _ in left_out])}; they are left out there, the "
+        f"estimate is that of the other judges, and their confusion_hat is NaN. Check the "
+        f"judge's verdict column (empty verdicts are dropped), or leave the judge's rows out.",
+        SmallSampleWarning,
+        stacklevel=4,
+    )
 
 
 def _blind_categories(v, lab) -> np.ndarray:
@@ -94,10 +116,9 @@ def _warn_blind(counts, blind, categories, scored: bool) -> None:
 def _warn_groups(counts, empty, unlabelled, stuck) -> None:
     if empty:
         warnings.warn(
-            f"Dawid–Skene needs test items, a verdict of every judge, and labelled items or at "
-            f"least 3 judges in each group; the estimates are NaN for "
-            f"{_group_list(counts, empty)}. Select the judges who graded those groups "
-            f"(counts.sel(judge=[...])), add items, or label some.",
+            f"Dawid–Skene needs test items, and labelled items or at least 3 judges with "
+            f"verdicts, in each group; the estimates are NaN for "
+            f"{_group_list(counts, empty)}. Add items, or label some.",
             SmallSampleWarning,
             stacklevel=4,
         )
@@ -131,12 +152,15 @@ def _dawid_skene(counts, alpha, interval, scores, n_resamples, rng):
     converged = np.zeros((s, r), dtype=bool)
     test = counts.test.transpose(*DIMS, "pattern").values.astype(float)
     lab = counts.labelled.transpose(*DIMS, "truth", "pattern").values.astype(float)
-    empty, unlabelled, stuck, blind = [], [], [], []
+    empty, unlabelled, stuck, blind, left_out = [], [], [], [], []
     for a, b in itertools.product(range(s), range(r)):
-        args = _group_arrays(v, test[a, b], lab[a, b])
-        if args is None:
+        group = _group_arrays(v, test[a, b], lab[a, b])
+        if group is None:
             empty.append((a, b))
             continue
+        *args, graded = group
+        if not graded.all():
+            left_out.append(((a, b), np.flatnonzero(~graded).tolist()))
         unlabelled += [(a, b)] if lab[a, b].sum() == 0 else []
         fit = core.categorical_dawid_skene(*args, design=counts.design)
         res = core.categorical_dawid_skene_interval(
@@ -145,7 +169,7 @@ def _dawid_skene(counts, alpha, interval, scores, n_resamples, rng):
         )  # fmt: skip
         est[a, b], ci[a, b] = res.estimate, np.column_stack([res.lower, res.upper])
         score[a, b], score_ci[a, b] = res.score, (res.score_lower, res.score_upper)
-        conf[a, b], converged[a, b] = fit.confusion, fit.converged
+        conf[a, b, graded], converged[a, b] = fit.confusion, fit.converged
         stuck += [] if fit.converged else [(a, b)]
         hidden = _blind_categories(args[0], args[2])
         if hidden.any():
@@ -155,6 +179,8 @@ def _dawid_skene(counts, alpha, interval, scores, n_resamples, rng):
             if scores is not None:
                 score[a, b], score_ci[a, b] = np.nan, (scores.min(), scores.max())
     _warn_groups(counts, empty, unlabelled, stuck)
+    if left_out:
+        _warn_left_out(counts, left_out)
     if blind:
         _warn_blind(counts, blind, counts.categories, scores is not None)
     cat = (*DIMS, CATEGORY)
@@ -200,10 +226,17 @@ def _plurality(counts, alpha, scores):
 
 
 def _per_judge(counts, alpha, scores_map):
-    parts = [
-        estimate_categorical(counts.for_judge(j), alpha=alpha, scores=scores_map)
-        for j in counts.judges
-    ]
+    parts = []
+    for judge in counts.judges:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            parts.append(estimate_categorical(counts.for_judge(judge), alpha=alpha,
+                                              scores=scores_map))  # fmt: skip
+        # One judge's warning ("No test items in ...") must say which judge it is about.
+        for w in caught:
+            own = issubclass(w.category, BayesJudgeWarning)
+            text = f"Judge {terminal_safe(judge)!r} alone: {w.message}" if own else w.message
+            warnings.warn(text, w.category, stacklevel=3)
     keep = ["estimate", "ci", "p_hat", "confusion_hat"]
     keep += ["score", "score_ci"] if scores_map is not None else []
     out = xr.concat(
@@ -270,8 +303,10 @@ def categorical_jury_estimate(
     Warns
     -----
     SmallSampleWarning
-        Where a group cannot be fitted (no test items, a judge without verdicts, or no
-        labelled items with fewer than 3 judges: NaN), and where a group has no labelled
+        Where a group cannot be fitted (no test items, or no labelled items with fewer than 3
+        judges with verdicts there: NaN); where a judge gave no verdict in a group (left out
+        of that group's Dawid–Skene fit, the other judges' estimate given, its
+        ``confusion_hat`` NaN there); and where a group has no labelled
         items (the latent categories then rest on the judges agreeing with the truth). For the
         Dawid–Skene methods, where a true category has neither labelled items nor any
         judge's verdict in a group: its estimate is NaN, its interval [0, 1] and its

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
+from bayesjudge._text import terminal_safe
 from bayesjudge._version import __version__
 from bayesjudge.categorical_estimate import score_vector
 from bayesjudge.core import categorical_jury as core_cat
@@ -586,6 +587,12 @@ def _check_plan_n(n):
     """None, or a whole number of test items of at least 1 (θ is planned from them)."""
     if n is None:
         return None
+    # Checked before np.isfinite, which refuses Python ints beyond 64 bits with a TypeError.
+    if is_real_number(n) and n > MAX_BUDGET:
+        raise ValueError(
+            f"n must be at most 2**53 = {MAX_BUDGET} unlabelled test items (counts above it "
+            f"are not exact in float64); got {n!r}. On the command line n is --plan-items."
+        )
     if not (is_real_number(n) and np.isfinite(n) and n >= 1 and float(n) == round(float(n))):
         raise ValueError(
             f"n must be a whole number of unlabelled test items, at least 1; got {n!r}. The "
@@ -966,6 +973,8 @@ def _categorical_plan_group(pi, conf, n, budgets, juries, allocation, alpha, des
     grid = np.concatenate(splits)
     ends = np.cumsum([len(split) for split in splits])[:-1]
     for i, jury in enumerate(juries):
+        if not np.isfinite(conf[list(jury)]).all():  # a judge without verdicts in the pilot
+            continue
         plan = core_cat.categorical_dawid_skene_plan(
             pi, conf[list(jury)], n, grid, alpha=alpha, design=design, scores=values
         )
@@ -1039,32 +1048,53 @@ def _categorical_pilot(counts: CategoricalJuryCounts, smoothing: float):
     lab = counts.labelled.transpose(*DIMS, "truth", "pattern").values.astype(float)
     s, r, j, k = (*test.shape[:2], v.shape[1], counts.K)
     pi, conf = np.full((s, r, k), np.nan), np.full((s, r, j, k, k), np.nan)
-    empty = []
+    empty, left_out = [], []
     for a, b in itertools.product(range(s), range(r)):
         seen = (test[a, b] + lab[a, b].sum(axis=0)) > 0
-        fits = test[a, b].sum() > 0 and (lab[a, b].sum() > 0 or j >= 3)
-        if not (v[seen] >= 0).any(axis=0).all():
+        # A judge with no verdict in the group adds nothing to its likelihood: the pilot is
+        # the other judges' fit, and only the juries without that judge are planned there.
+        graded = (v[seen] >= 0).any(axis=0)
+        vg = np.ascontiguousarray(v[seen][:, graded])
+        fits = test[a, b].sum() > 0 and (lab[a, b].sum() > 0 or graded.sum() >= 3)
+        if not graded.all():
+            left_out.append((a, b, np.flatnonzero(~graded).tolist()))
+        if not graded.any():
             empty.append((counts.systems[a], counts.strata[b]))
         elif fits:
             fit = core_cat.categorical_dawid_skene(
-                v[seen], test[a, b][seen], lab[a, b][:, seen], design=counts.design,
+                vg, test[a, b][seen], lab[a, b][:, seen], design=counts.design,
                 smoothing=smoothing,
             )  # fmt: skip
-            pi[a, b], conf[a, b] = fit.pi, fit.confusion
+            pi[a, b], conf[a, b, graded] = fit.pi, fit.confusion
         elif counts.design == "random" and test[a, b].sum() == 0 and lab[a, b].sum() > 0:
-            pi[a, b], conf[a, b] = _labelled_pilot(v[seen], lab[a, b][:, seen], k, smoothing)
+            pi[a, b], conf[a, b, graded] = _labelled_pilot(vg, lab[a, b][:, seen], k, smoothing)
         else:
             empty.append((counts.systems[a], counts.strata[b]))
+    if left_out:
+        _warn_no_verdicts(counts, left_out)
     if empty:
         warnings.warn(
             f"No plan for (system, stratum) {empty[:5]!r}{' …' if len(empty) > 5 else ''}: the "
-            f"pilot needs test items (with labelled items, or at least 3 judges; under the "
-            f"random design labelled items alone will do) and a verdict of every judge. Select "
-            f"the judges who graded those groups (counts.sel(judge=[...])) or add items.",
+            f"pilot needs test items (with labelled items, or at least 3 judges with verdicts; "
+            f"under the random design labelled items alone will do). Add items or label some.",
             SmallSampleWarning,
             stacklevel=4,
         )
     return pi, conf
+
+
+def _warn_no_verdicts(counts, left_out) -> None:
+    """Name the judges without a verdict in a group: no jury with them is planned there."""
+    names = sorted({j for _, _, js in left_out for j in js})
+    groups = [(counts.systems[a], counts.strata[b]) for a, b, _ in left_out]
+    warnings.warn(
+        f"Judge(s) {[terminal_safe(counts.judges[j]) for j in names]} gave no verdict in "
+        f"(system, stratum) {groups[:5]!r}{' …' if len(groups) > 5 else ''}: the pilot there "
+        f"is the other judges' Dawid–Skene fit, and no jury with them is planned there (width "
+        f"NaN). Check the judge's verdict column (empty verdicts are dropped).",
+        SmallSampleWarning,
+        stacklevel=5,
+    )
 
 
 def _categorical_plan_dataset(counts, chosen, budgets, data, pilot, values, settings):

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
+import warnings
 
 import numpy as np
 import pandas as pd
+import xarray as xr
 
 from bayesjudge._lazy import bayesian
 from bayesjudge._text import fmt_number, terminal_safe
 from bayesjudge.categorical_jury_estimate import CATEGORICAL_JURY_METHODS
-from bayesjudge.cli._categorical import describe_categories, score_map
+from bayesjudge.cli._categorical import describe_categories, given_prior_options, score_map
 from bayesjudge.cli._common import (
     WRITTEN,
     UsageError,
@@ -28,12 +32,16 @@ from bayesjudge.jury_estimate import jury_covariate_estimate, jury_plan
 
 __all__ = [
     "add_jury_model_options",
+    "check_jury_estimate_options",
     "check_jury_options",
     "covariate_names",
     "fit_jury_from_args",
+    "jury_prior_options",
+    "plan_usage_error",
     "read_jury_counts",
     "run_jury_estimate",
     "run_jury_fit",
+    "tidy_jury_summary",
 ]
 
 #: Options that read one judge's tables and mean nothing for a long table of several judges.
@@ -75,6 +83,13 @@ def check_jury_options(args) -> None:
             "--covariates fits correct/incorrect verdicts; the covariate model of K-category "
             "verdicts is not available. Drop --categories or --covariates."
         )
+    if getattr(args, "categories", None) is not None and getattr(args, "positive", None):
+        raise UsageError(
+            f"--positive {terminal_safe(args.positive)} cannot be combined with --judges and "
+            "--categories: the verdicts are read as the K categories, every category's share "
+            "is estimated and none is 'the correct one'. Drop --positive, or drop --categories "
+            "to read correct/incorrect verdicts."
+        )
     given = [flag for attr, flag in _SINGLE_JUDGE_OPTIONS.items() if getattr(args, attr, None)]
     if given:
         raise UsageError(
@@ -82,6 +97,54 @@ def check_jury_options(args) -> None:
             "from CSV/Parquet tables with one row per (item, judge) and correct/incorrect "
             "verdicts. Drop the option, or analyse one judge at a time without --judges."
         )
+
+
+def check_jury_estimate_options(args) -> None:
+    """Refuse the options of one judge's closed forms that ``estimate --judges`` has no use for.
+
+    The closed forms of several judges estimate the population θ of every (system, stratum)
+    group from that group's verdict patterns alone (each judge's errors per group).
+    """
+    given = [
+        flag
+        for flag, on in (
+            ("--estimand test-set", getattr(args, "estimand", "population") != "population"),
+            (
+                f"--calibration-design {getattr(args, 'calibration_design', 'own')}",
+                getattr(args, "calibration_design", "own") != "own",
+            ),
+        )
+        if on
+    ]
+    if given:
+        raise UsageError(
+            f"{', '.join(given)} cannot be combined with --judges: the closed forms of several "
+            "judges estimate the population θ of every (system, stratum) group from its own "
+            "verdict patterns (each judge's errors per group). Drop the option; the joint "
+            "model 'bayesjudge fit --judges ... --calibration-model shared' pools the judges' "
+            "errors over the groups."
+        )
+
+
+def jury_prior_options(args) -> list[str]:
+    """Return the prior options given on the command line, which the jury paths refuse.
+
+    The joint model of several judges is fitted (by ``fit`` and ``report``) with its default
+    priors; the one-judge options ``--prior-*`` and ``--judge-better-than-chance`` do not map
+    onto it and are refused by name rather than ignored.
+
+    Examples
+    --------
+    >>> from argparse import Namespace
+    >>> jury_prior_options(Namespace(prior_theta=(2.0,), judge_better_than_chance=True))
+    ['--prior-theta', '--judge-better-than-chance']
+    """
+    given = given_prior_options(args)
+    given += [f for a, f in (("prior_q0", "--prior-q0"), ("prior_q1", "--prior-q1"))
+              if getattr(args, a, None) is not None]  # fmt: skip
+    if getattr(args, "judge_better_than_chance", False):
+        given.append("--judge-better-than-chance")
+    return given
 
 
 def covariate_names(args) -> list[str]:
@@ -204,17 +267,39 @@ def _table_roles(args) -> dict:
     }
 
 
+@contextlib.contextmanager
+def _warnings_in_cli_words():
+    """Re-issue the readers' warnings with the option ``--design random`` for Python's argument."""
+    caught: list = []
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield
+    finally:
+        for w in caught:
+            message = w.message
+            if isinstance(message, Warning) and "design='random'" in str(message):
+                text = str(message).replace("design='random'", "--design random")
+                with contextlib.suppress(TypeError):  # a class that takes other arguments
+                    message = type(message)(text)
+            warnings.warn_explicit(message, w.category, w.filename, w.lineno)
+
+
 def read_jury_counts(args) -> JuryCounts | CategoricalJuryCounts:
     """Count the --test (and --calibration) tables of several judges (K with --categories)."""
     check_jury_options(args)
     roles = _table_roles(args)
     if getattr(args, "categories", None) is not None:
-        return CategoricalJuryCounts.from_frames(
-            args.test, args.calibration, categories=args.categories,
-            ordered=bool(getattr(args, "ordered", False)), **roles,
-        )  # fmt: skip
+        with _warnings_in_cli_words():
+            return CategoricalJuryCounts.from_frames(
+                args.test, args.calibration, categories=args.categories,
+                ordered=bool(getattr(args, "ordered", False)), **roles,
+            )  # fmt: skip
     try:
-        return JuryCounts.from_frames(args.test, args.calibration, positive=args.positive, **roles)
+        with _warnings_in_cli_words():
+            return JuryCounts.from_frames(
+                args.test, args.calibration, positive=args.positive, **roles
+            )
     except ValueError as err:
         if "more than two kinds of verdicts" not in str(err):
             raise
@@ -248,14 +333,44 @@ def _rows(result, counts: JuryCounts) -> pd.DataFrame:
 
 
 def plan_budgets(text: str) -> list[int]:
-    """Parse ``--plan BUDGETS`` (comma-separated whole numbers ≥ 2) or raise a UsageError."""
+    """Parse ``--plan BUDGETS`` (comma-separated whole numbers ≥ 2) or raise a UsageError.
+
+    A budget given twice is refused: the plan has one row per budget and would silently
+    drop the repeat.
+
+    Examples
+    --------
+    >>> plan_budgets("20, 40,80")
+    [20, 40, 80]
+    """
     parts = [p.strip() for p in text.split(",")]
     if not all(p.isdigit() and int(p) >= 2 for p in parts):
         raise UsageError(
             f"--plan {terminal_safe(text)}: give comma-separated label budgets, whole numbers of "
             "at least 2 written in digits, e.g. --plan 20,40,80."
         )
-    return [int(p) for p in parts]
+    budgets = [int(p) for p in parts]
+    repeated = sorted({b for b in budgets if budgets.count(b) > 1})
+    if repeated:
+        raise UsageError(
+            f"--plan {terminal_safe(text)}: the budget(s) {', '.join(map(str, repeated))} are "
+            "given more than once; give each label budget once, e.g. --plan 20,40,80."
+        )
+    return budgets
+
+
+def plan_usage_error(err: ValueError, text: str) -> UsageError:
+    """Return the error of ``jury_plan`` in the command line's words (``--plan``, ``--plan-items``).
+
+    Examples
+    --------
+    >>> str(plan_usage_error(ValueError("budgets must be at least K = 3 labelled items"), "2"))
+    '--plan 2: budgets must be at least K = 3 labelled items'
+    """
+    message = str(err).replace("n=<", "--plan-items <")
+    if message.startswith("budgets "):
+        message = f"--plan {terminal_safe(text)}: {message}"
+    return UsageError(message)
 
 
 def _run_plan(args) -> int:
@@ -272,7 +387,7 @@ def _run_plan(args) -> int:
             counts, budgets, n=args.plan_items, allocation=allocation, alpha=args.alpha
         )
     except ValueError as err:
-        raise UsageError(str(err).replace("n=<", "--plan-items <")) from None
+        raise plan_usage_error(err, args.plan) from None
     rows = []
     for s in counts.systems:
         for r in counts.strata:
@@ -336,10 +451,11 @@ def _run_categorical_jury(args, counts: CategoricalJuryCounts) -> int:
             f"choose one of {', '.join(CATEGORICAL_JURY_METHODS)} (default dawid-skene)."
         )
     scores = score_map(args.scores, counts.categories)
-    result = estimate(
-        counts, method=args.method or "dawid-skene", alpha=args.alpha, random_seed=args.seed,
-        n_resamples=args.n_resamples, scores=scores,
-    )  # fmt: skip
+    with _estimate_errors_in_cli_words(args):
+        result = estimate(
+            counts, method=args.method or "dawid-skene", alpha=args.alpha, random_seed=args.seed,
+            n_resamples=args.n_resamples, scores=scores,
+        )  # fmt: skip
     per_judge = "judge" in result["estimate"].dims
     rows, score_rows = [], []
     for index in np.ndindex(*(result["estimate"].sizes[d] for d in result["estimate"].dims)):
@@ -393,6 +509,22 @@ def _run_categorical_jury(args, counts: CategoricalJuryCounts) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _estimate_errors_in_cli_words(args):
+    """Name ``--n-resamples`` where the estimator's error names its ``n_resamples`` argument."""
+    try:
+        yield
+    except ValueError as err:
+        found = re.search(r"n_resamples must be a whole number of at least (\d+)", str(err))
+        if found is None:
+            raise
+        why = str(err).split("; got ", 1)[-1].partition(". ")[2]
+        raise UsageError(
+            f"--n-resamples {args.n_resamples}: the bootstrap of several judges needs at least "
+            f"{found.group(1)} resamples (default 10000). {why}".rstrip()
+        ) from None
+
+
 def run_jury_estimate(args) -> int:
     """``bayesjudge estimate --judges COLUMN``: the jury's closed forms per group."""
     if getattr(args, "plan", None) is not None:
@@ -403,6 +535,12 @@ def run_jury_estimate(args) -> int:
         return _run_covariates(args)
     if getattr(args, "categories", None) is not None:
         return _run_categorical_jury(args, read_jury_counts(args))
+    if args.method in set(CATEGORICAL_JURY_METHODS) - set(JURY_ESTIMATE_METHODS):
+        raise UsageError(
+            f"--method {args.method} is a method of several judges' K-category verdicts: name "
+            "the categories in order with --categories (e.g. --categories A,tie,B), or choose "
+            f"one of {', '.join(JURY_ESTIMATE_METHODS)} for correct/incorrect verdicts."
+        )
     if args.method is not None and args.method not in JURY_ESTIMATE_METHODS:
         raise UsageError(
             f"--method {args.method} is a method of one judge; with --judges choose one of "
@@ -417,13 +555,14 @@ def run_jury_estimate(args) -> int:
             "labelled rows (or use --method majority, which estimates P(majority says "
             "correct), not θ)."
         )
-    result = estimate(
-        counts,
-        method=method,
-        alpha=args.alpha,
-        random_seed=args.seed,
-        n_resamples=args.n_resamples,
-    )
+    with _estimate_errors_in_cli_words(args):
+        result = estimate(
+            counts,
+            method=method,
+            alpha=args.alpha,
+            random_seed=args.seed,
+            n_resamples=args.n_resamples,
+        )
     frame = _rows(result, counts)
     if args.json:
         payload = {
@@ -483,6 +622,13 @@ def _jury_only_options(args) -> None:
                 "with --judges (and the item ids with --item)."
             )
         return
+    priors = jury_prior_options(args)
+    if priors:
+        raise UsageError(
+            f"{', '.join(priors)} cannot be combined with --judges: the joint model of several "
+            "judges is fitted with its default priors. Drop the option, or fit one judge at a "
+            "time without --judges."
+        )
     single = {
         "--pool-over": getattr(args, "pool_over", None) is not None,
         "--aggregate": getattr(args, "aggregate", "auto") not in ("auto", None),
@@ -523,6 +669,12 @@ def fit_jury_from_args(args, seed: int):
             progressbar=show_progress_for(args),
         )  # fmt: skip
     counts = read_jury_counts(args)
+    if len(counts.judges) < 2:
+        raise UsageError(
+            f"--judges {terminal_safe(args.judges)}: the tables hold {len(counts.judges)} "
+            "judge(s); the joint model of several judges needs at least 2. For one judge, fit "
+            "without --judges: the rows are then read as that judge's verdicts."
+        )
     if isinstance(counts, CategoricalJuryCounts):
         return bayesian("categorical_jury").fit_categorical_jury(
             counts,
@@ -571,7 +723,7 @@ def run_jury_fit(args, save) -> int:
     )
     judges = judges.loc[:, ~judges.columns.duplicated()]
     if args.format == "csv":
-        print(theta.to_csv(index=False), end="")
+        print(tidy_jury_summary(summary).to_csv(index=False), end="")
         return 0
     config = result.config
     print(
@@ -619,7 +771,7 @@ def _print_categorical_fit(args, result, summary, seed: int, save) -> int:
     """Print the K-category joint model: every category's share, the score, the check."""
     theta = _interval_frame(summary, "theta", ["system", "stratum", "category"], name="θ")
     if args.format == "csv":
-        print(theta.to_csv(index=False), end="")
+        print(tidy_jury_summary(summary).to_csv(index=False), end="")
         return 0
     counts = result.counts
     config = result.config
@@ -658,3 +810,53 @@ def _interval_frame(summary, var: str, dims: list[str], name: str = "estimate") 
         )[0]
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: The statistics of a tidy summary row, in the order of the one-judge ``fit --format csv``.
+_TIDY_STATS = ("mean", "sd", "median", "eti_lower", "eti_upper", "ess_bulk", "r_hat")
+#: Coordinate columns first, in this order; any other coordinate follows them.
+_TIDY_FIRST = ("system", "stratum", "judge", "category", "truth", "verdict")
+
+
+def tidy_jury_summary(summary: xr.Dataset) -> pd.DataFrame:
+    """Return the jury fit's ``summary()`` as one tidy table (``fit --judges --format csv``).
+
+    One row per variable and coordinate: ``variable``, the coordinates (``system``,
+    ``stratum``, ``judge``, ``category``, ``truth``, ``verdict``, ... where the variable has
+    them, empty elsewhere) and ``mean``, ``sd``, ``median``, ``eti_lower``, ``eti_upper``,
+    ``ess_bulk``, ``r_hat`` at full precision, as the one-judge ``fit --format csv``.
+
+    Examples
+    --------
+    >>> import xarray as xr
+    >>> ci = xr.DataArray([[0.2, 0.6]], dims=("system", "ci_bound"),
+    ...                   coords={"system": ["s"], "ci_bound": ["lower", "upper"]})
+    >>> one = xr.DataArray([0.4], dims="system", coords={"system": ["s"]})
+    >>> summary = xr.Dataset({"theta": one, "theta_sd": one / 4, "theta_median": one,
+    ...                       "theta_ci": ci, "theta_ess_bulk": one * 1000, "theta_r_hat": one})
+    >>> tidy_jury_summary(summary)[["variable", "system", "mean", "eti_upper"]]
+      variable system  mean  eti_upper
+    0    theta      s   0.4        0.6
+    """
+    frames = []
+    for name in summary.data_vars:
+        if f"{name}_ci" not in summary.data_vars:
+            continue  # a statistic of another variable (theta_sd, ...), or no interval
+        ci = summary[f"{name}_ci"]
+        columns = xr.Dataset({
+            "mean": summary[name], "sd": summary[f"{name}_sd"],
+            "median": summary[f"{name}_median"],
+            "eti_lower": ci.sel(ci_bound="lower", drop=True),
+            "eti_upper": ci.sel(ci_bound="upper", drop=True),
+            "ess_bulk": summary[f"{name}_ess_bulk"], "r_hat": summary[f"{name}_r_hat"],
+        })  # fmt: skip
+        if columns["mean"].ndim == 0:
+            frame = pd.DataFrame([{k: float(v) for k, v in columns.data_vars.items()}])
+        else:
+            frame = columns.to_dataframe().reset_index()
+        frame.insert(0, "variable", str(name))
+        frames.append(frame)
+    frame = pd.concat(frames, ignore_index=True)
+    coords = [c for c in frame.columns if c != "variable" and c not in _TIDY_STATS]
+    first = [c for c in _TIDY_FIRST if c in coords]
+    return frame[["variable", *first, *[c for c in coords if c not in first], *_TIDY_STATS]]

@@ -31,7 +31,13 @@ from bayesjudge.cli._common import (
     parse_unit,
     result_frame,
 )
-from bayesjudge.cli._jury import plan_budgets, read_jury_counts, run_jury_estimate
+from bayesjudge.cli._jury import (
+    check_jury_estimate_options,
+    plan_budgets,
+    plan_usage_error,
+    read_jury_counts,
+    run_jury_estimate,
+)
 from bayesjudge.data import CategoricalCounts
 from bayesjudge.estimate import CLUSTER_METHODS, JURY_ESTIMATE_METHODS, METHODS, estimate
 from bayesjudge.jury_estimate import jury_plan
@@ -110,6 +116,8 @@ def run(args) -> int:
     """Estimate θ per (system, stratum) and print a table or JSON."""
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
+    if args.judges is not None:
+        check_jury_estimate_options(args)
     if args.judges is not None and args.plan is not None and args.categories is not None:
         return _run_categorical_plan(args)
     if args.judges is not None or args.covariates is not None:
@@ -427,7 +435,7 @@ def _run_categorical_plan(args) -> int:
             scores=scores,
         )  # fmt: skip
     except ValueError as err:
-        raise UsageError(str(err).replace("n=<", "--plan-items <")) from None
+        raise plan_usage_error(err, args.plan) from None
     rows = _categorical_plan_rows(plan, counts)
     if args.json:
         payload = {

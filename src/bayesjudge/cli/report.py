@@ -46,6 +46,7 @@ from bayesjudge.cli._jury import (
     add_jury_model_options,
     check_jury_options,
     fit_jury_from_args,
+    jury_prior_options,
     read_jury_counts,
 )
 from bayesjudge.cli.compare import (
@@ -282,7 +283,7 @@ def _check_jury_report_options(args) -> None:
             ("--require-excludes-zero", args.require_excludes_zero or None),
             ("--target-width", args.target_width),
             ("--confusion", None if args.confusion == "free" else args.confusion),
-            *((flag, True) for flag in given_prior_options(args)),
+            *((flag, True) for flag in jury_prior_options(args)),
         )
         if given is not None
     ]

@@ -21,6 +21,7 @@ import numpy as np
 from scipy.special import expit, logit
 
 from bayesjudge.core._validation import (
+    MAX_COUNT,
     as_count,
     check_alpha,
     check_design,
@@ -31,6 +32,7 @@ from bayesjudge.core._validation import (
     is_real_number,
     two_sided_z,
 )
+from bayesjudge.core.jury import planned_inverse
 from bayesjudge.core.kernels import wilson_limits
 
 __all__ = [
@@ -1085,17 +1087,18 @@ def categorical_dawid_skene_plan(
         raise ValueError(f"n must be one finite, non-negative number of test items; got {n!r}.")
     if not np.all(np.isfinite(m_arr) & (m_arr >= 0)):
         raise ValueError(f"m must hold finite, non-negative counts; got {m_arr.tolist()!r}.")
+    if float(n_arr) > MAX_COUNT:
+        raise ValueError(
+            f"n must be at most 2**53 = {MAX_COUNT} test items (counts above it are not exact "
+            f"in float64); got {n!r}."
+        )
     scale = _score_scale(scores, k)
-    info = float(n_arr) * unit[0] + np.einsum("...k,kde->...de", m_arr, unit[1:])
     lay = _full_layout(pi_arr, np.asarray(confusion, dtype=float))
     npi = lay.pi_free.size
-    # The binary plan's rule: singular where the condition number exceeds 1e12 (for these
-    # symmetric matrices, the ratio of the extreme eigenvalues; eigvalsh is the cheap way).
-    eig = np.linalg.eigvalsh(info)
-    ok = eig[..., 0] > 1e-12 * np.abs(eig).max(axis=-1)
-    safe = np.where(ok[..., None, None], info, np.eye(info.shape[-1]))
-    rhs = np.broadcast_to(np.eye(info.shape[-1])[:, :npi], (*info.shape[:-1], npi))
-    cov = np.linalg.solve(safe, rhs)[..., :npi, :]  # the π block of the inverse
+    # The binary plan's scale-aware rule and inverse (a huge n beside few labels is badly
+    # scaled, not singular).
+    labelled = np.einsum("...k,kde->...de", m_arr, unit[1:])
+    cov, ok = planned_inverse(float(n_arr), unit[0], labelled, npi)  # the π block
     pf = pi_arr[lay.pi_free]
     grads = [((lay.pi_free == c) - pf) / (1.0 - pi_arr[c]) for c in range(k)]
     var = np.stack([_quadratic(g, cov, ok) for g in grads], axis=-1)

@@ -19,6 +19,7 @@ from scipy.special import expit, logit
 
 from bayesjudge.core._results import EstimateInterval
 from bayesjudge.core._validation import (
+    MAX_COUNT,
     as_count,
     as_probability,
     check_alpha,
@@ -46,6 +47,7 @@ __all__ = [
     "majority_vote",
     "pair_table",
     "pattern_log_likelihood",
+    "planned_inverse",
 ]
 
 #: Floor used only where a pattern has probability 0 under both truths (a pattern no item
@@ -678,6 +680,68 @@ def dawid_skene_unit_information(theta, q0, q1, *, design="stratified") -> np.nd
     return out
 
 
+def planned_inverse(n, test_info, labelled_info, size):
+    """Leading block of the inverse of ``n·test_info + labelled_info``, stable for any n.
+
+    The information of a planned data set is a sum whose parts differ in scale by the ratio of
+    test items to labels: with ``n`` far above the labels (10^15 test items beside 30 labels)
+    its condition number passes any fixed bound although it is invertible, and a plain inverse
+    loses the labels' part in rounding. The sum is therefore inverted in the eigenbasis of
+    ``test_info``, where the test items' part is diagonal: a direction the test items do not
+    inform (an eigenvalue at rounding level, ``size·eps`` of the largest, set to 0 because
+    the model leaves it structurally unidentified from test items alone) keeps only the
+    labels' information. The rotated sum is scaled to unit diagonal (Jacobi) and called
+    singular where the smallest eigenvalue of the scaled matrix is below 1e-12 of the largest,
+    a test of identification that does not depend on the scale of n.
+
+    Parameters
+    ----------
+    n : float
+        Test items (non-negative).
+    test_info : numpy.ndarray, shape (D, D)
+        The expected information of one test item (symmetric, positive semi-definite).
+    labelled_info : numpy.ndarray, shape (..., D, D)
+        The labels' information of each planned budget and split.
+    size : int
+        How many leading parameters' block of the inverse is wanted.
+
+    Returns
+    -------
+    cov : numpy.ndarray, shape (..., size, size)
+        The leading block of the inverse (the identity where singular: use ``ok``).
+    ok : numpy.ndarray of bool, shape (...)
+        Whether the sum is invertible (the parameters identified).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bayesjudge.core.jury import planned_inverse
+    >>> test = np.array([[1.0, 1.0], [1.0, 1.0]])  # a test item informs only the sum
+    >>> cov, ok = planned_inverse(1e15, test, np.eye(2), 1)
+    >>> print(f"{float(cov[0, 0]):.4f} {bool(ok)}")
+    0.5000 True
+    """
+    test_info = np.asarray(test_info, dtype=float)
+    labelled_info = np.asarray(labelled_info, dtype=float)
+    dim = test_info.shape[-1]
+    s, u = np.linalg.eigh(test_info)
+    s = np.where(s > dim * np.finfo(float).eps * float(np.abs(s).max()), s, 0.0)
+    rotated = np.swapaxes(u, -1, -2) @ labelled_info @ u
+    rotated = rotated + np.diag(float(n) * s)
+    diag = np.diagonal(rotated, axis1=-2, axis2=-1)
+    ok = (diag > 0).all(axis=-1)
+    d = np.where(diag > 0, 1.0 / np.sqrt(np.where(diag > 0, diag, 1.0)), 1.0)
+    scaled = d[..., :, None] * rotated * d[..., None, :]
+    with np.errstate(all="ignore"):
+        eig = np.linalg.eigvalsh(scaled)
+    ok = ok & (eig[..., 0] > 1e-12 * eig[..., -1])
+    safe = np.where(ok[..., None, None], scaled, np.eye(dim))
+    b = d[..., :, None] * u[:size, :].T  # D·Uᵀ E: the wanted columns in the scaled basis
+    cov = np.swapaxes(b, -1, -2) @ np.linalg.solve(safe, b)
+    cov = np.where(ok[..., None, None], cov, np.eye(size))
+    return cov, ok
+
+
 def dawid_skene_plan(theta, q0, q1, n, m0, m1, *, alpha=0.05, design="stratified") -> JuryPlan:
     """Planned standard error and Wald interval width of the Dawid–Skene θ̂ for a label budget.
 
@@ -724,12 +788,15 @@ def dawid_skene_plan(theta, q0, q1, n, m0, m1, *, alpha=0.05, design="stratified
     for name, value in (("n", np.asarray(n, dtype=float)), ("m0", m0), ("m1", m1)):
         if not np.all(np.isfinite(value) & (value >= 0)):
             raise ValueError(f"{name} must be finite and non-negative; got {value!r}.")
+    if float(n) > MAX_COUNT:
+        raise ValueError(
+            f"n must be at most 2**53 = {MAX_COUNT} test items (counts above it are not exact "
+            f"in float64); got {n!r}."
+        )
     unit = dawid_skene_unit_information(theta, q0, q1, design=design)
-    info = float(n) * unit[0] + m0[..., None, None] * unit[1] + m1[..., None, None] * unit[2]
-    with np.errstate(all="ignore"):
-        ok = np.linalg.cond(info) < 1e12
-        safe = np.where(ok[..., None, None], info, np.eye(info.shape[-1]))
-        var = np.where(ok, np.linalg.inv(safe)[..., 0, 0], np.inf)
+    labelled = m0[..., None, None] * unit[1] + m1[..., None, None] * unit[2]
+    cov, ok = planned_inverse(float(n), unit[0], labelled, 1)
+    var = np.where(ok & (cov[..., 0, 0] > 0), cov[..., 0, 0], np.inf)
     theta = float(theta)
     half = two_sided_z(alpha) * np.sqrt(var)
     centre = logit(theta)

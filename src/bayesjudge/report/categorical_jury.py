@@ -611,7 +611,8 @@ def build_categorical_jury_report(
         "theta_forest": _theta_figure(tables["theta"], counts),
         "confusion": _confusion_figure(jury, counts),
     }
-    context = {"labelled": labelled, "scores": scores, "ci_prob": ci_prob}
+    context = {"labelled": labelled, "scores": scores, "ci_prob": ci_prob,
+               "kappa_undefined": _kappa_undefined(agreement)}  # fmt: skip
     sections = _sections(counts, fit, tables, records, check, context)
     return Report(title, sections, tables, figures, records, settings)
 
@@ -635,6 +636,14 @@ def _legend(section: ReportSection, categories, prefix: str) -> None:
         for j, c in enumerate(categories):
             parts += ([", "] if j else []) + [f"{j + 1} = ", Plain(str(c))]
         section.text([*parts, "."])
+
+
+def _kappa_undefined(agreement) -> bool:
+    """Whether some κ is NaN beside a defined AC1: every item of both raters in one category."""
+    return any(
+        bool((agreement[kappa].isnull() & agreement[ac1].notnull()).any())
+        for kappa, ac1 in (("kappa", "ac1"), ("kappa_human", "ac1_human"))
+    )
 
 
 def _sections(counts, fit, tables, records, check, context) -> list[ReportSection]:
@@ -693,6 +702,13 @@ def _sections(counts, fit, tables, records, check, context) -> list[ReportSectio
     agree.text(
         "Cohen's κ drops when one category dominates; Gwet's AC1 does not. Two judges who "
         "agree beyond what their accuracy explains share errors."
+        + (
+            " κ is shown as — (here and in the judges' table) where both raters put every "
+            "item in the same single category: their chance agreement is then 1, so κ is "
+            "undefined (0/0); AC1 and the raw agreement are 1 there."
+            if context["kappa_undefined"]
+            else ""
+        )
     )
     agree.table("agreement", "Agreement of every pair of judges (all items).")
     _write_checks(out["checks"], check)
