@@ -165,11 +165,12 @@ def test_test_items_above_two_to_the_53_are_refused():
 
 
 def test_planned_inverse_of_a_rank_one_test_information():
-    """test = 11ᵀ, labels = I: the exact inverse of n·11ᵀ + I is I − n/(1 + 2n)·11ᵀ."""
+    """unit = (11ᵀ, I): the exact inverse of n·11ᵀ + I is I − n/(1 + 2n)·11ᵀ."""
+    unit = np.stack([np.ones((2, 2)), np.eye(2)])
     for n in (1.0, 1e15):
-        cov, ok = planned_inverse(n, np.ones((2, 2)), np.eye(2), 2)
+        cov, ok = planned_inverse(n, unit, [1.0], 2)
         ref = np.eye(2) - n / (1 + 2 * n) * np.ones((2, 2))
         np.testing.assert_allclose(cov, ref, rtol=1e-12)
         assert ok
-    _, ok = planned_inverse(1e15, np.ones((2, 2)), np.zeros((2, 2)), 1)
+    _, ok = planned_inverse(1e15, unit, [0.0], 1)
     assert not ok

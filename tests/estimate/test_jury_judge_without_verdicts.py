@@ -88,3 +88,25 @@ def test_plan_for_a_huge_test_set_is_bounded_by_the_labels(pair):
     single = plan["width"].sel(jury="a").values
     assert np.isfinite(single).all() and (single < 0.9).all()
     assert (plan["width"].sel(jury="a+b").values < single).all()
+
+
+@pytest.fixture(scope="module")
+def fifteen():
+    """K = 15 categories, three judges right 70 % of the time, 400 test and 45 labelled items."""
+    k = 15
+    conf = np.full((3, k, k), 0.3 / (k - 1)) + np.eye(k) * (0.7 - 0.3 / (k - 1))
+    return simulate_categorical_jury(
+        np.full(k, 1 / k), conf, n=400, m=[3] * k, judges=["a", "b", "c"], random_seed=3
+    )
+
+
+def test_plan_refuses_a_jury_with_too_many_parameters(fifteen):
+    """(K − 1)(1 + J·K) = 14 · 46 = 644 > 600: refused up front, with the way out named."""
+    with pytest.raises(ValueError, match=r"= 644 parameters, above the limit of 600.*max_size="):
+        jury_plan(fifteen, [60])
+
+
+def test_plan_refuses_a_count_beyond_any_float(pair):
+    """10**400 overflows float: still the 2**53 message, not an OverflowError."""
+    with pytest.raises(ValueError, match=r"n must be at most 2\*\*53"):
+        jury_plan(pair, [30], n=10**400)

@@ -1097,8 +1097,7 @@ def categorical_dawid_skene_plan(
     npi = lay.pi_free.size
     # The binary plan's scale-aware rule and inverse (a huge n beside few labels is badly
     # scaled, not singular).
-    labelled = np.einsum("...k,kde->...de", m_arr, unit[1:])
-    cov, ok = planned_inverse(float(n_arr), unit[0], labelled, npi)  # the π block
+    cov, ok = planned_inverse(float(n_arr), unit, m_arr, npi)  # the π block
     pf = pi_arr[lay.pi_free]
     grads = [((lay.pi_free == c) - pf) / (1.0 - pi_arr[c]) for c in range(k)]
     var = np.stack([_quadratic(g, cov, ok) for g in grads], axis=-1)

@@ -680,28 +680,29 @@ def dawid_skene_unit_information(theta, q0, q1, *, design="stratified") -> np.nd
     return out
 
 
-def planned_inverse(n, test_info, labelled_info, size):
-    """Leading block of the inverse of ``n·test_info + labelled_info``, stable for any n.
+def planned_inverse(n, unit, m, size):
+    """Leading block of the inverse of ``n·unit[0] + Σ_t m_t·unit[1 + t]``, stable for any n.
 
     The information of a planned data set is a sum whose parts differ in scale by the ratio of
     test items to labels: with ``n`` far above the labels (10^15 test items beside 30 labels)
     its condition number passes any fixed bound although it is invertible, and a plain inverse
     loses the labels' part in rounding. The sum is therefore inverted in the eigenbasis of
-    ``test_info``, where the test items' part is diagonal: a direction the test items do not
-    inform (an eigenvalue at rounding level, ``size·eps`` of the largest, set to 0 because
-    the model leaves it structurally unidentified from test items alone) keeps only the
-    labels' information. The rotated sum is scaled to unit diagonal (Jacobi) and called
-    singular where the smallest eigenvalue of the scaled matrix is below 1e-12 of the largest,
-    a test of identification that does not depend on the scale of n.
+    ``unit[0]``, where the test items' part is diagonal: a direction the test items do not
+    inform (an eigenvalue at rounding level, ``D·eps`` of the largest, set to 0: the model
+    leaves it unidentified from test items alone) keeps only the labels' information. The
+    rotated sum is scaled to unit diagonal (Jacobi) and called singular where the smallest
+    eigenvalue of the scaled matrix is below 1e-12 of the largest, a test of identification
+    that does not depend on the scale of n.
 
     Parameters
     ----------
     n : float
         Test items (non-negative).
-    test_info : numpy.ndarray, shape (D, D)
-        The expected information of one test item (symmetric, positive semi-definite).
-    labelled_info : numpy.ndarray, shape (..., D, D)
-        The labels' information of each planned budget and split.
+    unit : numpy.ndarray, shape (1 + T, D, D)
+        The expected information of one test item, then of one labelled item of each of the
+        T truths (symmetric, positive semi-definite).
+    m : numpy.ndarray, shape (..., T)
+        Labelled items of each truth, per planned budget and split.
     size : int
         How many leading parameters' block of the inverse is wanted.
 
@@ -716,30 +717,29 @@ def planned_inverse(n, test_info, labelled_info, size):
     --------
     >>> import numpy as np
     >>> from bayesjudge.core.jury import planned_inverse
-    >>> test = np.array([[1.0, 1.0], [1.0, 1.0]])  # a test item informs only the sum
-    >>> cov, ok = planned_inverse(1e15, test, np.eye(2), 1)
+    >>> unit = np.stack([np.ones((2, 2)), np.eye(2)])  # a test item informs only the sum
+    >>> cov, ok = planned_inverse(1e15, unit, [1.0], 1)
     >>> print(f"{float(cov[0, 0]):.4f} {bool(ok)}")
     0.5000 True
     """
-    test_info = np.asarray(test_info, dtype=float)
-    labelled_info = np.asarray(labelled_info, dtype=float)
-    dim = test_info.shape[-1]
-    s, u = np.linalg.eigh(test_info)
+    unit = np.asarray(unit, dtype=float)
+    m = np.asarray(m, dtype=float)
+    dim = unit.shape[-1]
+    s, u = np.linalg.eigh(unit[0])
     s = np.where(s > dim * np.finfo(float).eps * float(np.abs(s).max()), s, 0.0)
-    rotated = np.swapaxes(u, -1, -2) @ labelled_info @ u
-    rotated = rotated + np.diag(float(n) * s)
+    # Rotating each truth's unit once keeps the cost per budget and split that of a sum.
+    rotated = np.einsum("...t,tde->...de", m, u.T @ unit[1:] @ u) + np.diag(float(n) * s)
     diag = np.diagonal(rotated, axis1=-2, axis2=-1)
     ok = (diag > 0).all(axis=-1)
-    d = np.where(diag > 0, 1.0 / np.sqrt(np.where(diag > 0, diag, 1.0)), 1.0)
+    d = 1.0 / np.sqrt(np.where(diag > 0, diag, 1.0))
     scaled = d[..., :, None] * rotated * d[..., None, :]
     with np.errstate(all="ignore"):
         eig = np.linalg.eigvalsh(scaled)
     ok = ok & (eig[..., 0] > 1e-12 * eig[..., -1])
     safe = np.where(ok[..., None, None], scaled, np.eye(dim))
-    b = d[..., :, None] * u[:size, :].T  # D·Uᵀ E: the wanted columns in the scaled basis
+    b = d[..., :, None] * u[:size, :].T  # D·Uᵀ·E: the wanted columns in the scaled basis
     cov = np.swapaxes(b, -1, -2) @ np.linalg.solve(safe, b)
-    cov = np.where(ok[..., None, None], cov, np.eye(size))
-    return cov, ok
+    return np.where(ok[..., None, None], cov, np.eye(size)), ok
 
 
 def dawid_skene_plan(theta, q0, q1, n, m0, m1, *, alpha=0.05, design="stratified") -> JuryPlan:
@@ -794,8 +794,7 @@ def dawid_skene_plan(theta, q0, q1, n, m0, m1, *, alpha=0.05, design="stratified
             f"in float64); got {n!r}."
         )
     unit = dawid_skene_unit_information(theta, q0, q1, design=design)
-    labelled = m0[..., None, None] * unit[1] + m1[..., None, None] * unit[2]
-    cov, ok = planned_inverse(float(n), unit[0], labelled, 1)
+    cov, ok = planned_inverse(float(n), unit, np.stack([m0, m1], axis=-1), 1)
     var = np.where(ok & (cov[..., 0, 0] > 0), cov[..., 0, 0], np.inf)
     theta = float(theta)
     half = two_sided_z(alpha) * np.sqrt(var)
