@@ -713,6 +713,9 @@ def run_jury_fit(args, save) -> int:
         WRITTEN.append(str(save))
     if getattr(args, "covariates", None):
         return _print_covariate_fit(args, result, summary, seed, save)
+    if args.format == "csv":  # the tidy summary, before the display's check and tables
+        print(tidy_jury_summary(summary).to_csv(index=False), end="")
+        return 0
     if isinstance(result.counts, CategoricalJuryCounts):
         return _print_categorical_fit(args, result, summary, seed, save)
     check = result.ppc(random_seed=seed)
@@ -722,9 +725,6 @@ def run_jury_fit(args, save) -> int:
         axis=1,
     )
     judges = judges.loc[:, ~judges.columns.duplicated()]
-    if args.format == "csv":
-        print(tidy_jury_summary(summary).to_csv(index=False), end="")
-        return 0
     config = result.config
     print(
         f"joint model of {len(result.counts.judges)} judges: calibration "
@@ -770,9 +770,6 @@ def _print_covariate_fit(args, result, summary, seed: int, save) -> int:
 def _print_categorical_fit(args, result, summary, seed: int, save) -> int:
     """Print the K-category joint model: every category's share, the score, the check."""
     theta = _interval_frame(summary, "theta", ["system", "stratum", "category"], name="θ")
-    if args.format == "csv":
-        print(tidy_jury_summary(summary).to_csv(index=False), end="")
-        return 0
     counts = result.counts
     config = result.config
     print(

@@ -1949,8 +1949,18 @@ def _check_resolved(prob: _Problem, out: dict, latent: np.ndarray, points: dict)
     for m in out.values():
         bad |= _unresolved(m)
     bad &= ~latent
-    if not bad.any():
-        return
+    _refuse_beyond_mixture(prob, bad)
+    for g in np.flatnonzero(bad):
+        mix = _latent(prob, g)
+        for v, m in out.items():
+            r = _latent_marginal(mix, v, points[v])
+            if r.grid.shape[-1] != m.grid.shape[-1]:  # a point mass (known q): 3 points
+                r = _point_mass(float(r.grid[0, 0]), 1, m.grid.shape[-1])
+            m.grid[g], m.density[g], m.cdf_values[g] = r.grid[0], r.density[0], r.cdf_values[0]
+
+
+def _refuse_beyond_mixture(prob: _Problem, bad: np.ndarray) -> None:
+    """Raise for groups flagged in ``bad`` (unresolved) that the exact mixture cannot take."""
     states = _latent_size(prob)
     refused = np.flatnonzero(bad & (states > _LATENT_STATES_MAX))
     if refused.size:
@@ -1964,13 +1974,6 @@ def _check_resolved(prob: _Problem, out: dict, latent: np.ndarray, points: dict)
             f"{_LATENT_STATES_MAX:.0e}) for the exact mixture; check the data (a judge that "
             f"behaves differently on the test set?) or use MCMC."
         )
-    for g in np.flatnonzero(bad):
-        mix = _latent(prob, g)
-        for v, m in out.items():
-            r = _latent_marginal(mix, v, points[v])
-            if r.grid.shape[-1] != m.grid.shape[-1]:  # a point mass (known q): 3 points
-                r = _point_mass(float(r.grid[0, 0]), 1, m.grid.shape[-1])
-            m.grid[g], m.density[g], m.cdf_values[g] = r.grid[0], r.density[0], r.cdf_values[0]
 
 
 def _youden_needs(prob: _Problem, v: str, variables) -> bool:
@@ -2296,8 +2299,8 @@ def exact_theta_interval(
             sub = prob.take(quad)
             m = _blocks(sub, lambda p, size=size: _theta_marginal(p, size, grid))
             bad = _unresolved(m)
-            if bad.any():  # the mixture, or a ValueError beyond its reach
-                _check_resolved(sub, {"theta": m}, np.zeros(sub.size, bool), {"theta": grid})
+            if bad.any():  # the θ mixture below, or a ValueError beyond its reach
+                _refuse_beyond_mixture(sub, bad)
                 latent[quad[bad]] = True
             s = _summary(m, ci_prob)
             out[:, quad] = s.mean, s.sd, s.median, s.lower, s.upper

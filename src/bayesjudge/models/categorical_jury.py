@@ -75,6 +75,7 @@ from bayesjudge.models.sampling import (
     read_fit_tree,
     sample_nutpie,
     sampling_diagnostics,
+    summary_names,
     warn_sampling,
 )
 from bayesjudge.models.storage import DIGEST_ATTR, content_digest
@@ -2013,14 +2014,7 @@ class CategoricalJuryFit:
             (JSON).
         """
         ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
-        names = self._reported()
-        if var_names is not None:
-            names = [var_names] if isinstance(var_names, str) else list(var_names)
-            present = list(self.posterior.data_vars)
-            unknown = [v for v in names if not isinstance(v, str) or v not in present]
-            if unknown or not names:
-                bad = f"{unknown} are not in the posterior" if unknown else "is empty"
-                raise ValueError(f"var_names {bad}; name some of its variables {present}.")
+        names = summary_names(var_names, list(self.posterior.data_vars), self._reported())
         out = {}
         sample = ("chain", "draw")
         for name in names:

@@ -40,7 +40,12 @@ from bayesjudge.data import DEFAULT_DESIGN, DIMS, CategoricalCounts, JudgeCounts
 from bayesjudge.data.categorical_jury import CategoricalJuryCounts
 from bayesjudge.data.jury import JuryCounts
 from bayesjudge.data.jury_items import JuryItems
-from bayesjudge.diagnostics import check_pooled_calibration, judge_diagnostics, label_pairs
+from bayesjudge.diagnostics import (
+    MAX_LISTED,
+    check_pooled_calibration,
+    judge_diagnostics,
+    label_pairs,
+)
 from bayesjudge.models.build import (
     aggregate_weights,
     build_from_config,
@@ -63,6 +68,7 @@ from bayesjudge.models.jury_covariates import (
     load_jury_covariates,
 )
 from bayesjudge.models.priors import Priors
+from bayesjudge.models.sampling import summary_names
 from bayesjudge.models.storage import DIGEST_ATTR, content_digest
 from bayesjudge.plots import plot_ppc
 from bayesjudge.report import write_report
@@ -680,7 +686,6 @@ MAX_COMPARE_VALUES = 200_000_000  # Fit.compare: draws of differences kept at mo
 
 
 CONFLICT_SD = 3.0  # test counts contradicting the calibration by more: a warning before NUTS
-_LISTED = 3  # groups named in that warning
 
 
 def _warn_conflict(counts: JudgeCounts, stacklevel: int) -> None:
@@ -699,9 +704,9 @@ def _warn_conflict(counts: JudgeCounts, stacklevel: int) -> None:
     where = ", ".join(
         f"{terminal_safe(str(counts.systems[i]))}/{terminal_safe(str(counts.strata[j]))} "
         f"({sds[i, j]:.1f} sd)"
-        for i, j in bad[:_LISTED]
+        for i, j in bad[:MAX_LISTED]
     )
-    more = f" and {len(bad) - _LISTED} more" if len(bad) > _LISTED else ""
+    more = f" and {len(bad) - MAX_LISTED} more" if len(bad) > MAX_LISTED else ""
     warnings.warn(
         f"The test counts contradict the calibration counts in {len(bad)} group(s): {where}"
         f"{more}. No θ in [0, 1] reconciles the judged-correct share with the calibrated "
@@ -1833,13 +1838,7 @@ class Fit:
             ``calibration``, ``design`` (the labelling design) and ``estimand``.
         """
         ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
-        if isinstance(var_names, str):
-            var_names = [var_names]
-        names = self._reported() if var_names is None else list(var_names)
-        present = self._posterior_vars()
-        unknown = [v for v in names if v not in present]
-        if unknown:
-            raise ValueError(f"var_names {unknown} are not in the posterior; it has {present}.")
+        names = summary_names(var_names, self._posterior_vars(), self._reported())
         tree = xr.DataTree()
         for name in names:
             if self.method == "exact":

@@ -198,6 +198,23 @@ def read_fit_tree(path, *, fmt: str, what: str, saver: str) -> tuple[xr.DataTree
     return tree, config
 
 
+def summary_names(var_names, present: list, reported: list) -> list:
+    """Return the variables a fit's ``summary(var_names=...)`` reports, checked.
+
+    None gives ``reported``; a string is one name; an empty list, a name that is not text or
+    one the posterior lacks is a ValueError listing the posterior's variables.
+    """
+    if var_names is None:
+        return list(reported)
+    names = [var_names] if isinstance(var_names, str) else list(var_names)
+    unknown = [v for v in names if not isinstance(v, str) or v not in present]
+    if unknown:
+        raise ValueError(f"var_names {unknown} are not in the posterior; it has {present}.")
+    if not names:
+        raise ValueError(f"var_names is empty; name some of the posterior's variables {present}.")
+    return names
+
+
 def eti(draws: xr.DataArray, ci_prob: float) -> xr.DataArray:
     """Equal-tailed interval over (chain, draw), dim ``ci_bound`` = ["lower", "upper"]."""
     q = draws.quantile([(1 - ci_prob) / 2, (1 + ci_prob) / 2], dim=("chain", "draw"))
