@@ -28,7 +28,10 @@ AttributeError: bayesjudge.paired_bootstrap moved: use bayesjudge.core.paired_bo
 'paired_bootstrap'
 """
 
-from bayesjudge import _lazy
+from bayesjudge import (
+    _interrupt,  # noqa: F401  (first: Ctrl-C while the CLI imports, see there)
+    _lazy,
+)
 from bayesjudge import core as core  # bj.core.paired_bootstrap, bj.core.exact_marginals, …
 from bayesjudge import datasets as datasets  # bj.datasets.load_llmbar()
 from bayesjudge import simulate as simulate  # bj.simulate.simulate_shift, …

@@ -711,11 +711,11 @@ def run_jury_fit(args, save) -> int:
     if save is not None:
         result.save(save)
         WRITTEN.append(str(save))
-    if getattr(args, "covariates", None):
-        return _print_covariate_fit(args, result, summary, seed, save)
     if args.format == "csv":  # the tidy summary, before the display's check and tables
         print(tidy_jury_summary(summary).to_csv(index=False), end="")
         return 0
+    if getattr(args, "covariates", None):
+        return _print_covariate_fit(result, summary, seed, save)
     if isinstance(result.counts, CategoricalJuryCounts):
         return _print_categorical_fit(args, result, summary, seed, save)
     check = result.ppc(random_seed=seed)
@@ -741,12 +741,9 @@ def run_jury_fit(args, save) -> int:
     return 0
 
 
-def _print_covariate_fit(args, result, summary, seed: int, save) -> int:
+def _print_covariate_fit(result, summary, seed: int, save) -> int:
     """Print the Bayesian covariate model: θ per group, q0 and q1 at each covariate's range."""
     theta = _interval_frame(summary, "theta", ["system", "stratum"], name="θ")
-    if args.format == "csv":
-        print(theta.to_csv(index=False), end="")
-        return 0
     dims = ["judge", "covariate", "level"]
     judges = pd.concat([_interval_frame(summary, q, dims, name=q) for q in ("q0", "q1")], axis=1)
     judges = judges.loc[:, ~judges.columns.duplicated()]

@@ -655,7 +655,7 @@ class JuryCovariateFit:
         )
 
     def summary(self, ci_prob: float = 0.95) -> xr.Dataset:
-        """Posterior mean, sd, equal-tailed interval, r_hat and bulk ESS.
+        """Posterior mean, sd, median, equal-tailed interval, r_hat and bulk ESS.
 
         Parameters
         ----------
@@ -664,30 +664,29 @@ class JuryCovariateFit:
         Returns
         -------
         xarray.Dataset
-            ``theta`` (posterior mean; system, stratum), ``theta_sd``, ``theta_ci`` (+
-            ``ci_bound``), ``theta_r_hat``, ``theta_ess_bulk``; the same for ``coef`` (judge,
-            truth, term) and, with theta covariates, for ``theta_slope`` (theta_covariate: δ
-            per standard deviation); ``q0``, ``q1`` (judge, covariate, level) with ``_sd``
-            and ``_ci``, and ``covariate_low``, ``covariate_high`` (raw values). Attrs
-            ``ci_kind="eti"``, ``ci_prob``, ``design``, ``covariates``, ``center``, ``scale``,
+            ``theta`` (posterior mean; system, stratum), ``theta_sd``, ``theta_median``,
+            ``theta_ci`` (+ ``ci_bound``), ``theta_r_hat``, ``theta_ess_bulk``; the same for
+            ``coef`` (judge, truth, term), with theta covariates for ``theta_slope``
+            (theta_covariate: δ per standard deviation), and for ``q0``, ``q1`` (judge,
+            covariate, level: the judge's quality at each covariate's low and high value),
+            and ``covariate_low``, ``covariate_high`` (raw values). Attrs ``ci_kind="eti"``,
+            ``ci_prob``, ``design``, ``covariates``, ``center``, ``scale``,
             ``theta_covariates``.
         """
         ci_prob = check_open_unit("ci_prob", ci_prob, "e.g. 0.95 for a 95 % interval")
         sample = ("chain", "draw")
         out = {}
-        for name in self._reported():
-            draws = self.posterior[name]
+        q = self.q_draws()
+        draws_of = {name: self.posterior[name] for name in self._reported()}
+        draws_of.update(q0=q["q0"], q1=q["q1"])
+        for name, draws in draws_of.items():
             single = draws.to_dataset(name=name)
             out[name] = draws.mean(sample)
             out[f"{name}_sd"] = draws.std(sample, ddof=1)
+            out[f"{name}_median"] = draws.median(sample)
             out[f"{name}_ci"] = eti(draws, ci_prob)
             out[f"{name}_r_hat"] = az.rhat(single)[name]
             out[f"{name}_ess_bulk"] = az.ess(single, method="bulk")[name]
-        q = self.q_draws()
-        for name in ("q0", "q1"):
-            out[name] = q[name].mean(sample)
-            out[f"{name}_sd"] = q[name].std(sample, ddof=1)
-            out[f"{name}_ci"] = eti(q[name], ci_prob)
         out["covariate_low"], out["covariate_high"] = q["covariate_low"], q["covariate_high"]
         attrs = {
             "ci_kind": "eti",
