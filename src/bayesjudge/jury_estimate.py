@@ -39,6 +39,7 @@ __all__ = [
     "jury_covariate_estimate",
     "jury_estimate",
     "jury_plan",
+    "split_steps",
 ]
 
 JURY_METHODS = ("dawid-skene", "majority")
@@ -699,7 +700,9 @@ def jury_plan(
         the budget splits over the true categories: ``"optimal"`` the split with the
         narrowest target width among all splits in steps of 1/G of the budget, every
         category at least one step and one item (G = 50 for K ≤ 3, smaller above so that at
-        most 1500 splits are tried; at K = 2 the binary grid); ``"balanced"`` budget/K each,
+        most 1500 splits are tried, and fewer for juries of many parameters: see
+        :func:`split_steps`; attr ``split_steps``; at K = 2 the binary grid); ``"balanced"``
+        budget/K each,
         ``"proportional"`` budget·θ̂_k (rounded, at least one item of each category).
     alpha : float, default 0.05
         One minus the interval's coverage probability.
@@ -952,13 +955,36 @@ def _plan_dataset(counts, pilot, chosen, budgets, width, sd, m1, allocation, alp
 #: 2 % steps) and K = 3, less above, so that at most this many splits are tried.
 MAX_PLAN_SPLITS = 1500
 
+#: … and at most this many splits × D³ (D = (K − 1)(1 + J·K) parameters of the largest jury
+#: planned): each split inverts a D-square information, so large juries over many categories
+#: search a coarser grid. Up to D = 64 (K = 3 with up to 10 judges, K = 5 with 3) the grid is
+#: the one above; K = 15 with one judge (D = 224) tries 15 splits, not 680 (68 s measured on
+#: the 2-core test machine under load).
+MAX_PLAN_WORK = MAX_PLAN_SPLITS * 64**3
 
-def _share_grid(k: int) -> np.ndarray:
-    """Every split of G steps over K categories, each at least one step, as shares (S, K).
+
+def split_steps(k: int, parameters: int) -> int:
+    """G of the "optimal" search of :func:`jury_plan`: its splits are in steps of 1/G.
+
+    The largest G ≤ 50 whose splits (every category at least one step: C(G − 1, K − 1) of
+    them) number at most :data:`MAX_PLAN_SPLITS` and cost at most :data:`MAX_PLAN_WORK`, a
+    split costing ``parameters``³ (the information inverted for it); at least K (one split:
+    the balanced one).
+
+    Examples
+    --------
+    >>> split_steps(2, 3), split_steps(3, 20), split_steps(15, 224)
+    (50, 50, 16)
+    """
+    cap = min(MAX_PLAN_SPLITS, MAX_PLAN_WORK // max(parameters, 1) ** 3)
+    return max([k] + [g for g in range(k, 51) if math.comb(g - 1, k - 1) <= cap])
+
+
+def _share_grid(k: int, steps: int) -> np.ndarray:
+    """Every split of ``steps`` steps over K categories, each at least one step (S, K).
 
     At K = 2 the order is that of the binary plan: the second category's share ascending.
     """
-    steps = max(g for g in range(k, 51) if math.comb(g - 1, k - 1) <= MAX_PLAN_SPLITS)
     cuts = np.array(list(itertools.combinations(range(1, steps), k - 1)), dtype=float)
     parts = np.diff(np.column_stack([np.zeros(len(cuts)), cuts, np.full(len(cuts), steps)]))
     return parts[:, ::-1] / steps
@@ -983,10 +1009,10 @@ def _round_split(budget: float, shares: np.ndarray) -> np.ndarray:
     return m[np.sort(first)]
 
 
-def _category_splits(budget: float, pi: np.ndarray, allocation: str) -> np.ndarray:
+def _category_splits(budget: float, pi: np.ndarray, allocation: str, steps: int) -> np.ndarray:
     k = pi.size
     if allocation == "optimal":
-        shares = _share_grid(k)
+        shares = _share_grid(k, steps)
     elif allocation == "balanced":
         shares = np.full((1, k), 1.0 / k)
     else:
@@ -999,7 +1025,8 @@ def _categorical_plan_group(pi, conf, n, budgets, juries, allocation, alpha, des
     k, nj, nb = pi.size, len(juries), len(budgets)
     width, sd, m = (np.full((nj, nb, k), np.nan) for _ in range(3))
     score_width, score_sd = np.full((nj, nb), np.nan), np.full((nj, nb), np.nan)
-    splits = [_category_splits(b, pi, allocation) for b in budgets]
+    steps = split_steps(k, _plan_parameters(k, juries))
+    splits = [_category_splits(b, pi, allocation, steps) for b in budgets]
     grid = np.concatenate(splits)
     ends = np.cumsum([len(split) for split in splits])[:-1]
     for i, jury in enumerate(juries):
@@ -1031,9 +1058,14 @@ def _interior(p: np.ndarray) -> np.ndarray:
 MAX_PLAN_PARAMETERS = 600
 
 
+def _plan_parameters(k: int, chosen) -> int:
+    """(K − 1)(1 + J·K): parameters of the largest jury planned."""
+    return (k - 1) * (1 + max(len(jury) for jury in chosen) * k)
+
+
 def _check_plan_size(k: int, chosen) -> None:
     size = max(len(jury) for jury in chosen)
-    params = (k - 1) * (1 + size * k)
+    params = _plan_parameters(k, chosen)
     if params > MAX_PLAN_PARAMETERS:
         raise ValueError(
             f"Planning a jury of {size} judges over K = {k} categories needs the information of "
@@ -1081,7 +1113,9 @@ def _categorical_plan(counts, budgets, chosen, n, allocation, alpha, smoothing, 
         data |= {"score_width": score_width, "score_sd": score_sd}
     return _categorical_plan_dataset(
         counts, chosen, budgets, data, (pi_hat, conf_hat), values,
-        {"allocation": allocation, "alpha": alpha, "smoothing": smoothing},
+        {"allocation": allocation, "alpha": alpha, "smoothing": smoothing,
+         "split_steps": split_steps(k, _plan_parameters(k, chosen))
+         if allocation == "optimal" else 0},
     )  # fmt: skip
 
 
