@@ -367,23 +367,23 @@ def _write_design(s: ReportSection, c: _Context) -> None:
             + " The closed forms use each group's calibration counts as given."
         )
         _write_pooling_check(s, c)
-    test_items = int(c.counts.dataset["n"].sum())
+    test_items, cal_items, unit = _sizes(c.counts, n_cal)
     if c.random:
         s.text(
-            f"Sizes: {test_items} unlabelled judged items and {n_cal} labelled items (judged "
-            "and labelled) in all; per group (m0 labelled items humans called incorrect and m1 "
-            "called correct, tn and tp of them judged right):"
+            f"Sizes: {test_items} unlabelled judged items and {cal_items} labelled items "
+            f"(judged and labelled) in all; per group (m0 labelled {unit} humans called "
+            f"incorrect and m1 called correct, tn and tp of them judged right):"
         )
-        s.table("counts", "Counts per system and stratum: n unlabelled items, k of them judged "
-                "correct, p̂ = k/n; labelled m0, tn, m1, tp.")  # fmt: skip
+        s.table("counts", f"Counts per system and stratum: n unlabelled {unit}, k of them "
+                f"judged correct, p̂ = k/n; labelled m0, tn, m1, tp.")  # fmt: skip
     else:
         s.text(
-            f"Sizes: {test_items} judged test items and {n_cal} human-labelled calibration "
+            f"Sizes: {test_items} judged test items and {cal_items} human-labelled calibration "
             f"items in all; per group (m0 truly incorrect and m1 truly correct calibration "
-            f"items, tn and tp of them judged right):"
+            f"{unit}, tn and tp of them judged right):"
         )
-        s.table("counts", "Counts per system and stratum: n test items, k judged correct, "
-                "p̂ = k/n; calibration m0, tn, m1, tp.")  # fmt: skip
+        s.table("counts", f"Counts per system and stratum: n test {unit}, k judged correct, "
+                f"p̂ = k/n; calibration m0, tn, m1, tp.")  # fmt: skip
     if c.n_systems > 1:
         if c.has_joint:
             joint = c.counts.joint
@@ -460,6 +460,25 @@ _CORRECTED_TEXT = {
     "(repeated verdicts, e.g. epochs), so the interval resamples items, not verdicts, and the "
     "calibration set (`bayesjudge.core.cluster.cluster_bootstrap`).",
 }
+
+
+def _sizes(counts, n_cal: int) -> tuple[str, str, str]:
+    """Test and labelled sizes as text, and what n and m count ("items" or "verdicts").
+
+    With repeated verdicts of an item (clusters) n and m count verdicts, not items: the text
+    says "5 verdicts of 2" unlabelled items, as the counts' own header does.
+    """
+    ds = counts.dataset
+    n_test = int(ds["n"].sum())
+    test = f"{n_test}"
+    cal = f"{n_cal}"
+    repeated = False
+    if "clusters" in ds.data_vars:
+        test, repeated = f"{n_test} verdicts of {int(ds['clusters'].sum())}", True
+    shared = n_cal != int(ds["m0"].sum() + ds["m1"].sum())  # one set counted once
+    if "calibration_clusters" in ds.data_vars and not shared:
+        cal, repeated = f"{n_cal} verdicts of {int(ds['calibration_clusters'].sum())}", True
+    return test, cal, "verdicts" if repeated else "items"
 
 
 def _write_pooling_check(s: ReportSection, c: _Context) -> None:
