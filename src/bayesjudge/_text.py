@@ -34,10 +34,21 @@ _MD_SPECIAL = re.compile(r"([\\`*_{}\[\]<>#|~$&!])")
 _MD_LINE_START = re.compile(r"^(\s*)([-+=>]|\d+(?=[.)]))")
 
 
-def terminal_safe(text: object) -> str:
+def terminal_safe(text: object, *, escape_backslash: bool = False) -> str:
     r"""Return ``text`` with control characters (newlines, ``\r``, ANSI escapes) shown escaped.
 
     Printable characters, non-ASCII letters included, are kept as they are.
+
+    Parameters
+    ----------
+    text : object
+        A name or a message (``str(text)`` is shown).
+    escape_backslash : bool, default False
+        Also show a literal backslash doubled (``\\``), so that every backslash shown starts
+        an escape: a name holding a newline (shown ``\n``) and one holding a backslash and
+        ``n`` (shown ``\\n``) print differently. For one *name*, once. The default leaves
+        backslashes alone so that the function is idempotent: the command line passes whole
+        messages through it again, and those hold names escaped already.
 
     Examples
     --------
@@ -45,13 +56,18 @@ def terminal_safe(text: object) -> str:
     'gpt-4\\n\\x1b[31mred'
     >>> terminal_safe("Mistral-7B é")
     'Mistral-7B é'
+    >>> print(terminal_safe("new\nline", escape_backslash=True),
+    ...       terminal_safe("new\\nline", escape_backslash=True))
+    new\nline new\\nline
     """
     text = str(text)
-    if all(ch.isprintable() for ch in text):
+    if all(ch.isprintable() for ch in text) and not (escape_backslash and "\\" in text):
         return text
     out = []
     for ch in text:
-        if ch.isprintable():
+        if ch == "\\" and escape_backslash:
+            out.append("\\\\")
+        elif ch.isprintable():
             out.append(ch)
         else:
             out.append(repr(ch)[1:-1] if unicodedata.category(ch) != "Zs" else ch)

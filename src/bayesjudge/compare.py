@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import xarray as xr
 
-from bayesjudge._text import pair_label
+from bayesjudge._text import group_label, pair_label, terminal_safe
 from bayesjudge._version import __version__
 from bayesjudge.categorical_estimate import compare_categorical
 from bayesjudge.core._validation import (
@@ -25,12 +25,18 @@ from bayesjudge.core._validation import (
     two_sided_z,
 )
 from bayesjudge.core.cluster import cluster_bootstrap_difference, cluster_difference_delta
-from bayesjudge.core.kernels import rg_difference_delta, youden_is_zero
+from bayesjudge.core.kernels import low_j, rg_difference_delta, youden_is_zero
 from bayesjudge.core.paired import pair_cells_many, paired_bootstrap, system_pairs
 from bayesjudge.data import CategoricalCounts, JudgeCounts
+from bayesjudge.diagnostics import (
+    label_pairs,
+    random_design_cells,
+    random_design_theta,
+    random_design_theta_variance,
+)
 from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
-__all__ = ["CLUSTER_COMPARE_METHODS", "COMPARE_METHODS", "compare"]
+__all__ = ["CLUSTER_COMPARE_METHODS", "COMPARE_METHODS", "RANDOM_DESIGN_CI_KINDS", "compare"]
 
 #: Methods understood by :func:`compare`, with the ``ci_kind`` each one reports.
 COMPARE_METHODS = {
@@ -42,6 +48,11 @@ COMPARE_METHODS = {
 CLUSTER_COMPARE_METHODS = {
     "cluster-delta": "Wald, cluster-robust delta method (items as units)",
     "cluster-bootstrap": "percentile cluster bootstrap (items resampled with their verdicts)",
+}
+#: ``ci_kind`` of the methods on random-design counts with each system's own labelled items.
+RANDOM_DESIGN_CI_KINDS = {
+    "bootstrap": "percentile bootstrap (random design: items resampled, Tenenbein MLE)",
+    "delta": "Wald (delta method, random design: Tenenbein MLE)",
 }
 _CALIBRATIONS = ("separate", "shared")
 
@@ -128,6 +139,68 @@ def _usable(counts, cal, calibration, strata) -> np.ndarray:
     return ~(no_test | no_cal | chance)
 
 
+def _warn_low_j(counts, cal, calibration, usable, alpha, divides_by_j) -> None:
+    """Warn where the judge is weak, worse than chance or not shown better than chance.
+
+    The one low-J rule (:func:`~bayesjudge.core.kernels.low_j`: Ĵ below
+    :data:`~bayesjudge.core.kernels.LOW_J_THRESHOLD`, or its Newcombe interval reaching 0),
+    as ``estimate`` and ``check_comparison`` apply it; J = 0 exactly was warned by
+    :func:`_usable`. ``divides_by_j``: the Rogan–Gladen Δθ amplifies errors by 1/|J|, the
+    random design's likelihood does not.
+    """
+    shared = calibration == "shared"
+    tables = {f: np.broadcast_to(cal[f][:, None], usable.shape) if shared else cal[f]
+              for f in _CAL}  # fmt: skip
+    if shared:  # one table per stratum: judge it once, at its first usable system
+        usable = usable & (np.cumsum(usable, axis=1) == 1)
+    if not usable.any():
+        return
+    rule = low_j(*(tables[f][usable] for f in ("tn", "m0", "tp", "m1")), alpha)
+    found: dict[str, list[str]] = {"low": [], "worse": [], "uncertain": []}
+    for (t, s), j, lo, hi, category in zip(
+        zip(*np.nonzero(usable), strict=True), *(np.atleast_1d(a) for a in rule), strict=True
+    ):
+        if category not in found:
+            continue
+        where = (
+            f"the shared calibration/stratum={terminal_safe(counts.strata[t])}"
+            if shared
+            else group_label(counts.systems[s], counts.strata[t])
+        )
+        amp = ""
+        if divides_by_j and category != "uncertain":
+            amp = f", errors amplified about {1 / abs(j):.0f}x"
+        found[category].append(
+            f"{where}: J = {j:.2f} ({100 * (1 - alpha):g}% interval {lo:.2f} to {hi:.2f}){amp}"
+        )
+
+    def listing(items):
+        return "; ".join(items[:6]) + (f"; and {len(items) - 6} more" if len(items) > 6 else "")
+
+    texts = {
+        "low": "Low judge quality (Youden J = q0 + q1 - 1 near 0) in {}: "
+        + (
+            "the Rogan-Gladen Δθ divides by each system's J, so it is unstable and its "
+            "interval wide. Use a better judge or prompt, label more calibration items, or "
+            "weaken the claim."
+            if divides_by_j
+            else "the likelihood does not divide by J, but the judge's verdicts carry little "
+            "information, so Δθ is about as wide as from the labelled items alone."
+        ),
+        "worse": "Judge worse than chance (Youden J clearly below 0) in {}: its verdicts are "
+        "anti-correlated with the truth. Check for swapped labels (the positive= option of "
+        "JudgeCounts.from_frames, --positive) before comparing.",
+        "uncertain": "Judge quality is uncertain in {}: the interval of J includes 0, so the "
+        "calibration set is too small to rule out a judge no better than chance, and Δθ may "
+        "be very wide. Label more calibration items of both kinds.",
+    }
+    for category, items in found.items():
+        if items:
+            warnings.warn(
+                texts[category].format(listing(items)), LowJudgeQualityWarning, stacklevel=3
+            )
+
+
 def compare(
     counts: JudgeCounts,
     method: str | None = None,
@@ -166,7 +239,14 @@ def compare(
         calibration once per replicate
         (:func:`~bayesjudge.core.cluster.cluster_bootstrap_difference`). With repeated
         verdicts there is no joint verdict table: the systems are compared as independent
-        samples.
+        samples. With the random labelling design (``counts.design == "random"``) and each
+        system's own labelled items (``calibration="separate"``), ``"delta"`` and
+        ``"bootstrap"`` take the random design's maximum-likelihood θ̂ of each system
+        (Tenenbein, :func:`~bayesjudge.core.likelihood.double_sampling_mle`, ``estimate``'s
+        default there) instead of Rogan–Gladen: the delta method adds the two plug-in
+        variances (:func:`~bayesjudge.core.allocation.random_design_variance`), the bootstrap
+        resamples each system's items, labelled and unlabelled, and takes θ̂ again; the
+        systems are compared as independent samples.
     calibration : {"separate", "shared"}, default "separate"
         ``"separate"``: each system's own calibration counts. ``"shared"``: one calibration
         set for all systems — the set attached with ``with_calibration_from``, or the
@@ -187,8 +267,10 @@ def compare(
         labelling design, ``counts.design``.
     pairs : sequence of (label, label), optional
         Compare only these pairs of systems ``(a, b)`` (Δθ = θ_a − θ_b), in this order; every
-        pair in coordinate order when None. The bootstrap replicates are the same either way
-        (a report of hundreds of systems compares about 2K pairs, not K(K−1)/2).
+        pair in coordinate order when None. Checked as :meth:`bayesjudge.Fit.compare` checks
+        them (:func:`~bayesjudge.diagnostics.label_pairs`). The bootstrap replicates are the
+        same either way (a report of hundreds of systems compares about 2K pairs, not
+        K(K−1)/2).
 
     Returns
     -------
@@ -196,7 +278,9 @@ def compare(
         Dims ``("pair", "stratum")``; ``pair`` labels ``"a - b"`` for every pair of systems
         in coordinate order (a before b) with coords ``first`` and ``second``. Variables
         ``estimate`` (Δθ̂), ``ci`` (``ci_bound = ["lower", "upper"]``) and, for
-        ``"delta"`` and ``"cluster-delta"``, ``se``. Attrs ``method``, ``calibration``,
+        ``"delta"`` and ``"cluster-delta"``, ``se``; ``degenerate`` (bool): the interval has
+        no test-set width (a system of the pair has a single test item, or the interval is one
+        point), so it supports no claim. Attrs ``method``, ``calibration``,
         ``alpha``, ``ci_prob``, ``ci_kind``, ``paired`` (bool: whether a joint verdict table
         was used), ``clusters`` (1 for counts with repeated verdicts of an item, else 0),
         ``shared_items`` (items in the joint table, 0 when unpaired), ``n_resamples``,
@@ -210,17 +294,21 @@ def compare(
         interval of ``estimate`` has no Δθ counterpart here), fewer than two systems,
         ``calibration="separate"`` with one calibration set shared over systems, a method
         that counts verdicts as items on counts with repeated verdicts of an item, or a
-        cluster method on counts without them.
+        cluster method on counts without them. For ``pairs`` naming an unknown system, a
+        system with itself, a pair twice, two pairs with one ``"a - b"`` label, or none.
 
     Warns
     -----
     SmallSampleWarning
         Where some system has no test items or no calibration items of one label: that
         system's pairs are NaN in that stratum; the other pairs are still compared. Also
-        when ``n_resamples`` is below 1000 (``method="bootstrap"``).
+        when ``n_resamples`` is below 1000 (``method="bootstrap"``), and where an interval
+        is ``degenerate`` (the message names the pairs and the systems with one test item).
     LowJudgeQualityWarning
         Where a plug-in ``q̂0 + q̂1 == 1`` (that system's pairs are NaN there), or some
-        bootstrap replicates are not identified.
+        bootstrap replicates are not identified; and, by the one low-J rule of ``estimate``
+        (:func:`~bayesjudge.core.kernels.low_j`), where a judge is near chance, worse than
+        chance (check for swapped labels) or not shown better than chance.
 
     Notes
     -----
@@ -304,7 +392,22 @@ def compare(
         data["joint"] = np.zeros((len(strata), 0), dtype=np.int64)
         data["verdicts"] = np.zeros((0, len(systems)), dtype=np.int8)
     first, second = _pair_positions(systems, pairs)
-    if method == "bootstrap":
+    items = data["n"]
+    # One question, one answer: where estimate takes the random design's likelihood (each
+    # system's own labelled items drawn at random), so does Δθ.
+    tenenbein = (
+        counts.design == "random"
+        and calibration == "separate"
+        and not counts.calibration_shared_over
+    )
+    _warn_low_j(counts, cal, calibration, data["usable"], alpha, divides_by_j=not tenenbein)
+    if tenenbein:
+        rng = np.random.default_rng(random_seed) if method == "bootstrap" else None
+        estimate, se, lower, upper = _random_design_differences(
+            data, first, second, alpha, n_resamples if rng is not None else 0, rng
+        )
+        items = items + cal["m0"] + cal["m1"]  # every judged item, the labelled ones too
+    elif method == "bootstrap":
         rng = np.random.default_rng(random_seed)
         options = {"alpha": alpha, "n_resamples": n_resamples,
                    "calibration_design": bootstrap_design, "random_seed": rng}  # fmt: skip
@@ -313,16 +416,18 @@ def compare(
     else:
         estimate, se, lower, upper = _delta_differences(data, first, second, two_sided_z(alpha))
     out = _dataset(counts, first, second, estimate, lower, upper, se)
+    _flag_degenerate(out, counts, (items, items), method)
+    paired = bool(counts.has_joint) and not tenenbein
     out.attrs.update(
         {
             "method": method,
             "calibration": calibration,
             "alpha": alpha,
             "ci_prob": 1 - alpha,
-            "ci_kind": COMPARE_METHODS[method],
-            "paired": bool(counts.has_joint),
+            "ci_kind": (RANDOM_DESIGN_CI_KINDS if tenenbein else COMPARE_METHODS)[method],
+            "paired": paired,
             "clusters": 0,
-            "shared_items": int(counts.joint.sum()) if counts.has_joint else 0,
+            "shared_items": int(counts.joint.sum()) if paired else 0,
             "n_resamples": int(n_resamples) if method == "bootstrap" else 0,
             "random_seed": "None" if random_seed is None else str(random_seed),
             "bootstrap_design": bootstrap_design,
@@ -331,11 +436,50 @@ def compare(
         }
     )
     out["estimate"].attrs["long_name"] = (
-        "clipped Rogan-Gladen difference theta_first - theta_second"
+        "difference of the random design's maximum-likelihood estimates (Tenenbein) "
+        "theta_first - theta_second"
+        if tenenbein
+        else "clipped Rogan-Gladen difference theta_first - theta_second"
         if method == "bootstrap"
         else "Rogan-Gladen difference theta_first - theta_second (unclipped)"
     )
     return out
+
+
+def _random_design_differences(data, first, second, alpha, n_resamples, rng):
+    """Δθ of the random design (estimate, se, lower, upper), each (pair, stratum).
+
+    Each system's θ̂ is the MLE of its own items (the systems as independent samples); the
+    delta method adds the two plug-in variances, the bootstrap resamples each system's N
+    items (unlabelled and labelled, with their verdicts and labels) and takes the MLE again.
+    """
+    cal = data["cal"]
+    cells = random_design_cells(
+        data["k"], data["n"], cal["tn"], cal["m0"], cal["tp"], cal["m1"]
+    )  # (stratum, system, 6)
+    valid = data["usable"].T[first] & data["usable"].T[second]  # (pair, stratum)
+    theta = random_design_theta(cells).T  # (system, stratum)
+    estimate = np.where(valid, theta[first] - theta[second], np.nan)
+    if rng is None:
+        variance = random_design_theta_variance(cells).T
+        se = np.where(valid, np.sqrt(variance[first] + variance[second]), np.nan)
+        z = two_sided_z(alpha)
+        lower = np.clip(estimate - z * se, -1.0, 1.0)
+        upper = np.clip(estimate + z * se, -1.0, 1.0)
+        return estimate, se, lower, upper
+    totals = cells.sum(axis=-1)
+    shares = np.divide(
+        cells, totals[..., None], out=np.zeros(cells.shape), where=totals[..., None] > 0
+    )
+    draws = rng.multinomial(totals, shares, size=(n_resamples, *totals.shape))
+    replicates = random_design_theta(draws)  # (replicate, stratum, system)
+    diff = replicates[..., first] - replicates[..., second]  # (replicate, stratum, pair)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # all-NaN where unusable
+        lower, upper = np.nanquantile(diff, [alpha / 2, 1 - alpha / 2], axis=0)
+    lower = np.where(valid, lower.T, np.nan)
+    upper = np.where(valid, upper.T, np.nan)
+    return estimate, None, lower, upper
 
 
 def _cluster_method(counts: JudgeCounts, method) -> str:
@@ -400,6 +544,7 @@ def _compare_clusters(
         "shared": calibration == "shared",
         "tables": _test_tables(counts),
     }
+    _warn_low_j(counts, cal, calibration, data["usable"], alpha, divides_by_j=True)
     first, second = _pair_positions(systems, pairs)
     options = {"alpha": alpha}
     if bootstrap:
@@ -407,6 +552,7 @@ def _compare_clusters(
                        random_seed=np.random.default_rng(random_seed))  # fmt: skip
     estimate, se, lower, upper = _cluster_differences(data, first, second, bootstrap, options)
     out = _dataset(counts, first, second, estimate, lower, upper, None if bootstrap else se)
+    _flag_degenerate(out, counts, _cluster_moments(data["tables"]), method)
     out.attrs.update(
         {
             "method": method,
@@ -488,16 +634,91 @@ def _cluster_differences(data, first, second, bootstrap, options):
     return estimate, se, lower, upper
 
 
+def _cluster_moments(tables: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Test verdicts and items (stratum, system) of cluster tables (..., R, R + 1)."""
+    repeats = np.arange(1, tables.shape[-2] + 1)[:, None]
+    return (tables * repeats).sum(axis=(-2, -1)), tables.sum(axis=(-2, -1))
+
+
+def _flag_degenerate(out: xr.Dataset, counts, moments: tuple, method: str) -> None:
+    """Add ``degenerate`` (pair, stratum) to ``out``; warn where it is True.
+
+    ``moments`` are the test verdicts and items, each (stratum, system). An interval is
+    degenerate where a system of the pair has a single test item (or cluster: no spread
+    between items, so its test variance is 0 whatever its verdicts; the cluster-robust
+    variance is defined as 0 there) or where the interval is one point. Such an interval
+    holds the calibration's uncertainty at most: it is not certainty, and a gate must not
+    support a claim on it (``bayesjudge compare`` does not). A p̂ of 0 or 1 on several items
+    also has a Wald test variance of 0 but is not flagged: ``estimate`` reports that interval
+    as it is, and the calibration term keeps its width.
+    """
+    systems, strata = counts.systems, counts.strata
+    verdicts, items = moments
+    single = (verdicts > 0) & (items == 1)  # (stratum, system)
+    position = {s: i for i, s in enumerate(systems)}
+    first = np.array([position[s] for s in out["first"].values.tolist()], dtype=np.intp)
+    second = np.array([position[s] for s in out["second"].values.tolist()], dtype=np.intp)
+    estimate = out["estimate"].transpose("pair", "stratum").values
+    ci = out["ci"].transpose("pair", "stratum", "ci_bound").values
+    point = ci[..., 0] == ci[..., 1]
+    flagged = (single.T[first] | single.T[second] | point) & np.isfinite(estimate)
+    out["degenerate"] = (("pair", "stratum"), flagged)
+    out["degenerate"].attrs["long_name"] = (
+        "the interval is one point, or a system of the pair has a single test item: it cannot "
+        "support a claim"
+    )
+    if not flagged.any():
+        return
+    cases = []
+    for p, t in zip(*np.nonzero(flagged), strict=True):
+        why = [
+            f"{terminal_safe(systems[s])} has one test item"
+            + ("" if verdicts[t, s] == 1 else f" ({verdicts[t, s]} verdicts)")
+            for s in (first[p], second[p])
+            if single[t, s]
+        ] or [f"the interval is the single point [{ci[p, t, 0]:.3g}, {ci[p, t, 1]:.3g}]"]
+        cases.append(
+            f"{terminal_safe(out['pair'].values[p])} in stratum {terminal_safe(strata[t])} "
+            f"({', '.join(why)})"
+        )
+    more = f"; and {len(cases) - 6} more" if len(cases) > 6 else ""
+    warnings.warn(
+        f"The {method} interval of Δθ has no test-set width in {'; '.join(cases[:6])}{more}: "
+        "one test item has no spread, so the interval holds the calibration's uncertainty "
+        "at most, or none once clipped. That is not certainty: another test item could "
+        "change the order. Do not report these intervals or gate on them (bayesjudge compare "
+        f"does not support a claim on them); collect more test items, or use "
+        f"{_bayesian_hint(method)}, whose interval has the test set's width.",
+        SmallSampleWarning,
+        stacklevel=3,
+    )
+
+
+def _bayesian_hint(method: str) -> str:
+    """Return the Bayesian model that answers the same question with the test set's width."""
+    if method in CLUSTER_COMPARE_METHODS:  # the exact engine has no item effect
+        return "the Bayesian item-effect model (bj.fit(counts), bayesjudge compare --model mcmc)"
+    return (
+        "the exact Bayesian model (bj.fit(counts, method='exact').compare(), bayesjudge "
+        "compare --model exact)"
+    )
+
+
 def _pair_positions(systems, pairs) -> tuple[np.ndarray, np.ndarray]:
-    """Positions ``(first, second)`` of the pairs compared: every pair when ``pairs`` is None."""
+    """Positions ``(first, second)`` of the pairs compared: every pair when ``pairs`` is None.
+
+    Checked as :meth:`bayesjudge.Fit.compare` checks them
+    (:func:`~bayesjudge.diagnostics.label_pairs`): an unknown name (named), a system with
+    itself, a pair listed twice or two listed pairs with one ``"a - b"`` label are a
+    ValueError, and so is an empty list.
+    """
     if pairs is None:
         return system_pairs(len(systems))
-    position = {s: i for i, s in enumerate(systems)}
-    unknown = [p for p in pairs if len(p) != 2 or p[0] not in position or p[1] not in position]
-    if unknown:
-        raise ValueError(f"pairs {unknown[:3]!r} are not pairs of the systems {systems[:10]!r}.")
-    first = np.array([position[a] for a, _ in pairs], dtype=np.intp)
-    second = np.array([position[b] for _, b in pairs], dtype=np.intp)
+    index = label_pairs(systems, pairs)
+    if not index:
+        raise ValueError("pairs is empty: name at least one (a, b) pair, or None for all.")
+    first = np.array([i for i, _ in index], dtype=np.intp)
+    second = np.array([j for _, j in index], dtype=np.intp)
     return first, second
 
 

@@ -14,6 +14,7 @@ This module is an xarray layer over :mod:`bayesjudge.core`; it imports PyMC only
 
 from __future__ import annotations
 
+import numbers
 import warnings
 from collections.abc import Hashable
 from dataclasses import dataclass, field
@@ -24,8 +25,8 @@ import xarray as xr
 from scipy import stats
 
 from bayesjudge._text import format_probability, group_label, pair_label, terminal_safe
-from bayesjudge.core._validation import check_alpha
-from bayesjudge.core.allocation import allocation_report
+from bayesjudge.core._validation import MIN_ALPHA, check_alpha
+from bayesjudge.core.allocation import allocation_report, labels_for_width
 from bayesjudge.core.cluster import calibration_effective_counts, effective_counts
 from bayesjudge.core.correction import lang_reiczigel_length
 from bayesjudge.core.kernels import (
@@ -37,6 +38,7 @@ from bayesjudge.core.kernels import (
     wilson_limits,
     youden_is_zero,
 )
+from bayesjudge.core.likelihood import double_sampling_mle, likelihood_interval
 from bayesjudge.core.paired import (
     pair_cells_many,
     shared_calibration_bias_se,
@@ -235,8 +237,13 @@ def label_pairs(labels: list, pairs=None, dim: str = "system") -> list[tuple[int
     """Index pairs ``(i, j)`` of ``labels``: every pair (i < j) when ``pairs`` is None.
 
     ``pairs`` lists pairs of labels ``(a, b)`` (differences a minus b), e.g. the comparisons
-    a report of many systems shows; an unknown label, a label paired with itself or an entry
-    that is not a pair (a string is not one) is a ValueError.
+    a report of many systems shows; an unknown label, a label paired with itself, a pair
+    listed twice or an entry that is not a pair (a string is not one) is a ValueError. So is
+    a list of pairs two of which share the label ``"a - b"`` (:func:`~bayesjudge._text.
+    pair_label`) because a name holds ``" - "`` (``("x - y", "z")`` and ``("x", "y - z")``):
+    results name a pair by that label, and a message or a selection could not tell them apart.
+    Every pair (``pairs=None``) is not refused for that: results keep the coords ``first`` and
+    ``second``, which identify each pair.
 
     Examples
     --------
@@ -256,19 +263,53 @@ def label_pairs(labels: list, pairs=None, dim: str = "system") -> list[tuple[int
         except (TypeError, ValueError):
             raise ValueError(
                 f"pairs must be a sequence of ({dim}_a, {dim}_b) label pairs; got "
-                f"{terminal_safe(pair)!r}."
+                f"{_shown_value(pair)}."
             ) from None
         missing = [x for x in (a, b) if x not in index]
         if missing or a == b:
             raise ValueError(
-                f"pair {terminal_safe(pair)!r}: "
-                + (f"no {dim} {terminal_safe(missing)}" if missing else f"a {dim} with itself")
-                + f"; the {dim} labels are {terminal_safe(labels[:10])}"
+                f"pair {_shown_value(pair)}: "
+                + (f"no {dim} {_shown_value(missing)}" if missing else f"a {dim} with itself")
+                + f"; the {dim} labels are {_shown_value(labels[:10])}"
                 + ("..." if len(labels) > 10 else "")
                 + "."
             )
         out.append((index[a], index[b]))
+    _refuse_colliding_pairs(labels, out, dim)
     return out
+
+
+def _shown_value(value) -> str:
+    """Return a label, or a list or tuple of them, quoted for a message (never repr)."""
+    if isinstance(value, list | tuple):
+        inner = ", ".join(_shown_value(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    if isinstance(value, str):
+        return f"'{terminal_safe(value, escape_backslash=True)}'"
+    return terminal_safe(value, escape_backslash=True)
+
+
+def _refuse_colliding_pairs(labels: list, pairs: list[tuple[int, int]], dim: str) -> None:
+    """Raise where two of ``pairs`` (or one listed twice) get the same ``"a - b"`` label."""
+    seen: dict[str, tuple[int, int]] = {}
+    for i, j in pairs:
+        text = pair_label(labels[i], labels[j])
+        if text not in seen:
+            seen[text] = (i, j)
+            continue
+        k, m = seen[text]
+        if (k, m) == (i, j):
+            raise ValueError(
+                f"pairs lists the pair {_shown_value((labels[i], labels[j]))} more than once; "
+                "name each pair once."
+            )
+        raise ValueError(
+            f"the {dim} pairs {_shown_value((labels[k], labels[m]))} and "
+            f"{_shown_value((labels[i], labels[j]))} would both be labelled "
+            f"{_shown_value(text)} (a {dim} name holds ' - '), so results and messages could "
+            f"not tell them apart; rename one of these {dim}s (in Python, or leave one of the "
+            "two pairs out of pairs=)."
+        )
 
 
 def _pair_coords(systems: list, pairs: list[tuple[int, int]] | None = None) -> dict:
@@ -278,6 +319,10 @@ def _pair_coords(systems: list, pairs: list[tuple[int, int]] | None = None) -> d
         "first": ("pair", [systems[i] for i, _ in pairs]),
         "second": ("pair", [systems[j] for _, j in pairs]),
     }
+
+
+def _shared_over_any(counts: JudgeCounts) -> bool:
+    return bool(counts.calibration_shared_over)
 
 
 def _shared_over_systems(counts: JudgeCounts) -> bool:
@@ -392,6 +437,17 @@ def comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Datase
     if shared:
         out["est"], out["se"] = out["shared_est"], out["shared_se"]
         out["shared_bias"] = np.full(tested.shape, np.nan)
+    elif (
+        counts.design == "random" and counts.clusters is None and not counts.calibration_shared_over
+    ):
+        # As compare and estimate: the random design's MLE of each system, plug-in variances.
+        rd = random_design_cells(*(arr[f] for f in ("k", "n", "tn", "m0", "tp", "m1")))
+        theta_rd, var_rd = random_design_theta(rd), random_design_theta_variance(rd)
+        ok = (arr["m0"] > 0) & (arr["m1"] > 0)
+        valid = ok[ia] & ok[ib]
+        out["est"] = np.where(valid, theta_rd[ia] - theta_rd[ib], np.nan)
+        out["se"] = np.where(valid, np.sqrt(var_rd[ia] + var_rd[ib]), np.nan)
+        out["shared_bias"] = shift[ia] - shift[ib]
     else:
         own_a, own_b = ([arr[f][x] for f in _CAL] for x in (ia, ib))
         out["est"], out["se"] = _delta(cells, own_a, own_b, totals, tested & own[ia] & own[ib])
@@ -416,6 +472,46 @@ def comparison_table(counts: JudgeCounts, alpha: float, pairs=None) -> xr.Datase
         },
         coords=coords,
     )
+
+
+def random_design_cells(k, n, tn, m0, tp, m1) -> np.ndarray:
+    """Return the random design's cells (..., 6) of the counts.
+
+    Unlabelled items judged correct and incorrect, then the labelled tp, fp, fn, tn: the
+    input of :func:`random_design_theta` and :func:`random_design_theta_variance` (shared by
+    ``compare`` and :func:`comparison_table`, so that both give ``estimate``'s θ̂).
+    """
+    return np.stack([k, n - k, tp, m0 - tn, m1 - tp, tn], axis=-1)
+
+
+def random_design_theta(cells: np.ndarray) -> np.ndarray:
+    """Return the random-design MLE of θ from cells (..., 6), as ``estimate`` computes it.
+
+    The cells: unlabelled items judged correct and incorrect, then the labelled tp, fp, fn,
+    tn (:func:`~bayesjudge.core.likelihood.double_sampling_mle`, NaN where a verdict some
+    item got has no labelled item).
+    """
+    k, rest, tp, fp, fn, tn = np.moveaxis(cells, -1, 0)
+    return double_sampling_mle(k, k + rest, tn, tn + fp, tp, tp + fn)
+
+
+def random_design_theta_variance(cells: np.ndarray) -> np.ndarray:
+    """Return the plug-in asymptotic variance of the MLE of cells (..., 6).
+
+    :func:`~bayesjudge.core.allocation.random_design_variance`'s delta method:
+    (a − b)² φ(1 − φ)/N + [φ a(1 − a) + (1 − φ) b(1 − b)]/L, with a, b the shares truly
+    correct among the labelled items judged correct, incorrect, φ the share of all N items
+    judged correct and L the labelled items.
+    """
+    k, rest, tp, fp, fn, tn = (c.astype(float) for c in np.moveaxis(cells, -1, 0))
+    total, labelled = k + rest + tp + fp + fn + tn, tp + fp + fn + tn
+    with np.errstate(divide="ignore", invalid="ignore"):
+        phi = (k + tp + fp) / total
+        a = np.where(tp + fp > 0, tp / (tp + fp), 0.0)  # a term weighted by φ = 0 if none
+        b = np.where(fn + tn > 0, fn / (fn + tn), 0.0)
+        return (a - b) ** 2 * phi * (1 - phi) / total + (
+            phi * a * (1 - a) + (1 - phi) * b * (1 - b)
+        ) / labelled
 
 
 def _pair_cells(counts: JudgeCounts, ia: np.ndarray, ib: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -911,6 +1007,14 @@ def _add_design_evidence(result, counts, arr, pairs, shared, alpha, method) -> x
     table = comparison_table(counts, alpha, pairs)
     result = result.merge(table, compat="override", join="exact")
     result["bias_ratio"] = abs(result["shared_bias"]) / result["shared_se"]
+    intervals = 3 * len(pairs) * arr["n"].shape[1]
+    if alpha / intervals < MIN_ALPHA:  # say so in the caller's terms, not the adjusted level
+        raise ValueError(
+            f"alpha={alpha:g} is too small for the design rule's {intervals} simultaneous "
+            f"intervals (3 × {len(pairs)} pairs × {arr['n'].shape[1]} strata, each at level "
+            f"alpha / {intervals}, which must be at least {MIN_ALPHA:g}); pass alpha >= "
+            f"{MIN_ALPHA * intervals:.3g}, e.g. 0.05, or fewer pairs with pairs=."
+        )
     sim = simultaneous_differences(*(arr[f] for f in _CAL), ia, ib, alpha, method)
     pooled = _pooled_calibration(arr, shared)
     se_b = _bias_se(arr, pooled, ia, ib)
@@ -977,17 +1081,32 @@ def _required_calibration(p, q0, q1, n, m0, m1, alpha, target):
     return plan(hi)
 
 
-def _given_differences(differences: xr.Dataset, pairs: list, level: str):
-    """Estimate, interval, P(θ_a > θ_b) (or None) and labels from a ``bj.compare`` Dataset."""
-    missing = [v for v in ("estimate", "ci") if v not in differences]
+def _given_differences(differences: xr.Dataset, wanted: list[tuple], level: str):
+    """Estimate, interval, P(θ_a > θ_b) (or None) and labels from a ``bj.compare`` Dataset.
+
+    ``wanted`` lists the (first, second) systems checked; the rows of ``differences`` are
+    taken by its coords ``first`` and ``second`` in that order, never by the ``"a - b"``
+    label (a system may be called ``"x - y"``).
+    """
+    missing = [v for v in ("estimate", "ci", "first", "second") if v not in differences]
     if missing or "pair" not in differences.dims:
         raise ValueError(
-            f"differences must be a bayesjudge.compare(...) Dataset with dim 'pair' and "
-            f"variables 'estimate' and 'ci'; it lacks {missing or ['dim pair']}."
+            f"differences must be a bayesjudge.compare(...) Dataset with dim 'pair', "
+            f"variables 'estimate' and 'ci' and coords 'first' and 'second'; it lacks "
+            f"{missing or ['dim pair']}."
         )
-    absent = sorted(set(pairs) - set(differences["pair"].values.tolist()))
+    firsts = differences["first"].values.tolist()
+    seconds = differences["second"].values.tolist()
+    row = {}
+    for p, key in enumerate(zip(firsts, seconds, strict=True)):
+        row.setdefault(key, p)
+    absent = [pair for pair in wanted if pair not in row]
     if absent:
-        raise ValueError(f"differences has no pair(s) {absent}; pass compare(counts, ...).")
+        raise ValueError(
+            f"differences has no pair(s) {_shown_value(absent[:10])} (by its coords first "
+            "and second); pass compare(counts, ...) of the same counts and pairs."
+        )
+    differences = differences.isel(pair=[row[pair] for pair in wanted])
     est, ci = differences["estimate"], differences["ci"]
     prob = None
     if "se" in differences:  # delta method: the normal approximation the interval uses
@@ -1106,8 +1225,15 @@ def check_comparison(
     """
     counts = JudgeCounts(counts)
     alpha = check_alpha(alpha)
-    if target_width is not None and not (0 < float(target_width) <= 2):
-        raise ValueError(f"target_width must be in (0, 2]; got {target_width!r}.")
+    if target_width is not None and (
+        isinstance(target_width, bool)
+        or not isinstance(target_width, numbers.Real)
+        or not 0 < float(target_width) <= 2
+    ):  # a number, as alpha: the text "0.1" is refused, not read
+        raise ValueError(
+            f"target_width must be a number in (0, 2], the full width of a θ interval, e.g. "
+            f"0.1; got {_shown_value(target_width)}."
+        )
     if diagnostics is None:
         # The checks use the closed-form and posterior intervals only; few resamples suffice.
         diag = judge_diagnostics(
@@ -1287,13 +1413,13 @@ def _near_tie_findings(counts, diag, fit, alpha, level, pairs, differences) -> l
         est, ci, prob = cmp["mean"], cmp["ci"], cmp["prob_greater"]
         source, tie_level = "posterior", level
     elif differences is not None:
-        est, ci, prob, source, tie_level = _given_differences(differences, pairs, level)
+        wanted = list(zip(firsts, seconds, strict=True))
+        est, ci, prob, source, tie_level = _given_differences(differences, wanted, level)
     else:
         est, ci, prob = diag["delta_theta"], diag["delta_theta_ci"], diag["prob_greater"]
         source, tie_level = "closed-form", level
 
-    def values(da, *extra):
-        da = da.sel(pair=pairs) if list(da["pair"].values) != pairs else da
+    def values(da, *extra):  # every source is in the order of diag's pairs already
         if "stratum" not in da.dims:
             da = da.expand_dims(stratum=counts.strata)
         return da.transpose("pair", "stratum", *extra).values
@@ -1349,8 +1475,71 @@ def _near_tie_findings(counts, diag, fit, alpha, level, pairs, differences) -> l
     return found
 
 
+def _random_design_size_findings(counts, alpha, level, target) -> list[Diagnosis]:
+    """``"calibration_size"`` of the random design: its likelihood width, random labels to add.
+
+    The interval ``estimate`` reports for this design (the profile likelihood,
+    :func:`~bayesjudge.core.likelihood.likelihood_interval`) and the plan of
+    :func:`~bayesjudge.core.allocation.labels_for_width` at the MLE θ̂, q̂0, q̂1: more items
+    labelled at random among the judged ones, not a stratified calibration sample.
+    """
+    found: list[Diagnosis] = []
+    arr = _arrays(counts)
+    for i, sys in enumerate(counts.systems):
+        for t, st in enumerate(counts.strata):
+            n, k, m0, tn, m1, tp = (int(arr[f][i, t]) for f in ("n", "k", "m0", "tn", "m1", "tp"))
+            judged, labelled = n + m0 + m1, m0 + m1
+            if judged == 0 or labelled == 0:
+                continue
+            res = likelihood_interval(k, n, tn, m0, tp, m1, alpha=alpha)
+            width = float(res.upper - res.lower)
+            if not width > target:
+                continue
+            theta, fp, fn = float(res.estimate), m0 - tn, m1 - tp
+            phi = (k + tp + fp) / judged
+            with np.errstate(divide="ignore", invalid="ignore"):
+                # the MLE of q1, q0 from the shares truly correct among each verdict
+                q1 = phi * (tp / (tp + fp)) / theta if tp + fp else 1.0
+                q0 = (1 - phi) * (tn / (tn + fn)) / (1 - theta) if tn + fn else 1.0
+            head = (
+                f"The {level} interval of θ for {group_label(sys, st)} is {width:.3g} wide, "
+                f"above the target {target:.3g}, with {labelled} of the {judged} judged items "
+                f"labelled at random. "
+            )
+            plan = None
+            if np.isfinite([theta, q0, q1]).all():
+                plan = labels_for_width(
+                    target, theta, min(max(q0, 0.0), 1.0), min(max(q1, 0.0), 1.0),
+                    judged=judged, alpha=alpha,
+                )  # fmt: skip
+            values = {"width": width, "target": target, "m0": None, "m1": None}
+            if plan is None or not bool(plan.reachable):
+                msg = head + (
+                    f"Labelling all {judged} judged items would not reach it (random design, "
+                    "bayesjudge.core.labels_for_width); add test items, or use a better judge."
+                )
+            else:
+                more = int(plan.labels) - labelled
+                msg = head + (
+                    f"Label about {more} more item{'s' * (more != 1)} drawn at random from the "
+                    f"judged ones ({int(plan.labels)} in all): predicted to give "
+                    f"{float(plan.width):.3g} (bayesjudge.core.labels_for_width, random design, "
+                    "at the estimates)."
+                )
+                values.update(labels=int(plan.labels), more_labels=more,
+                              predicted_width=float(plan.width))  # fmt: skip
+            found.append(
+                Diagnosis("calibration_size", "warning", msg, CalibrationSizeWarning, sys, st,
+                          values, f"{group_label(sys, st)}: {width:.3g} wide, target "
+                          f"{target:.3g}")
+            )  # fmt: skip
+    return found
+
+
 def _calibration_size_findings(counts, alpha, level, target) -> list[Diagnosis]:
     """``"calibration_size"`` findings: θ intervals wider than ``target``; the labels to add."""
+    if counts.design == "random" and not counts.calibration_shared_over:
+        return _random_design_size_findings(counts, alpha, level, target)
     found: list[Diagnosis] = []
     arr = _arrays(counts)
     with np.errstate(divide="ignore", invalid="ignore"):

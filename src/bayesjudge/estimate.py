@@ -45,6 +45,7 @@ __all__ = [
     "ESTIMANDS",
     "LOW_J_THRESHOLD",
     "METHODS",
+    "OWN_LABELS_METHODS",
     "estimate",
 ]
 
@@ -65,6 +66,10 @@ CLUSTER_METHODS = ("cluster-delta", "cluster-bootstrap")
 #: The method ``estimate(method=None)`` uses for counts with repeated verdicts of an item.
 DEFAULT_CLUSTER_METHOD = "cluster-delta"
 _RESAMPLING = ("bootstrap", "cluster-bootstrap")
+
+#: The methods that read the labelled items' human share m1 / (m0 + m1) as evidence about θ:
+#: they need each group's own labelled items and refuse a pooled or shared calibration set.
+OWN_LABELS_METHODS = ("likelihood", "ppi++")
 
 #: The method ``estimate(method=None)`` uses for each labelling design (``counts.design``).
 DEFAULT_METHODS = {"stratified": "lang-reiczigel", "random": "likelihood"}
@@ -129,9 +134,11 @@ def estimate(
         with a Wilson interval; it estimates p, not theta, and is biased unless the judge is
         perfect. ``"bootstrap"``: Rogan-Gladen with a percentile bootstrap that resamples the
         test and calibration sets separately. ``"ppi++"``: prediction-powered inference with
-        power-tuned lambda; needs labelled items drawn at random from the test distribution
-        (the random design). ``"cluster-delta"`` and ``"cluster-bootstrap"``: Rogan-Gladen on
-        ``p̂ = Σk/Σr`` with the items, each with all its verdicts, as the independent units
+        power-tuned lambda; needs each group's own labelled items drawn at random from its
+        test distribution (the random design), so it refuses a pooled or shared calibration
+        set, whose human share would anchor every group's theta. ``"cluster-delta"`` and
+        ``"cluster-bootstrap"``: Rogan-Gladen on ``p̂ = Σk/Σr`` with the items, each with all
+        its verdicts, as the independent units
         (:func:`~bayesjudge.core.cluster.cluster_delta`,
         :func:`~bayesjudge.core.cluster.cluster_bootstrap`); the only methods accepted for
         counts with repeated verdicts of an item, whose verdicts are correlated (the others
@@ -188,8 +195,9 @@ def estimate(
     ValueError
         For an unknown method, calibration or estimand; for ``method="likelihood"`` on
         stratified counts (m1 is then fixed by design and carries no information about
-        theta) or with a pooled or shared calibration (one set's truth counts would count as
-        evidence for every group's theta); for ``estimand="test-set"`` with a method other
+        theta); for ``method="likelihood"`` or ``"ppi++"`` (:data:`OWN_LABELS_METHODS`) with a
+        pooled or shared calibration (one set's truth counts would count as evidence for every
+        group's theta); for ``estimand="test-set"`` with a method other
         than ``"likelihood"``.
 
     Warns
@@ -432,9 +440,12 @@ def _resolve_method(counts: JudgeCounts, method, calibration: str, estimand: str
             "labelled items were in fact drawn at random, build the counts with "
             "design='random'."
         )
-    if method == "likelihood" and shared:
+    if method in OWN_LABELS_METHODS and shared:
+        # Both read the labelled items' human share m1 / (m0 + m1) as evidence about θ
+        # (PPI++ anchors on it), so one set serving several groups pulls every group's θ
+        # toward that set's share, with an interval too narrow to cover the truth.
         raise ValueError(
-            "method='likelihood' needs each group's own labelled items: with a calibration "
+            f"method={method!r} needs each group's own labelled items: with a calibration "
             "pooled over systems (calibration='shared') or one set shared by several groups "
             f"(counts.calibration_shared_over = {counts.calibration_shared_over!r}), that set's "
             "truth counts would count as evidence for every group's theta. Use "

@@ -89,6 +89,7 @@ from bayesjudge.data.categorical_jury import MAX_CATEGORIES, CategoricalJuryCoun
 from bayesjudge.data.jury import MAX_JUDGES, JuryCounts
 
 __all__ = [
+    "MAX_TABLE_ROWS",
     "categorical_jury_pattern_probabilities",
     "demo_design",
     "judge_quality",
@@ -119,7 +120,34 @@ __all__ = [
 ]
 
 
+#: The most rows an item table simulated here may have (50 million): a table takes some
+#: 90 bytes a row at its peak while it is built, so this bound keeps it to a few GiB. Counts
+#: alone (:func:`simulate_counts`) go up to ``MAX_COUNT`` (2**53).
+MAX_TABLE_ROWS = 50_000_000
+
 # --------------------------------------------------------------------------- helpers
+
+
+def _and_list(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+
+
+def _check_table_rows(rows, counts="simulate_counts", **sizes) -> None:
+    """Refuse, before anything is drawn, an item table of more than MAX_TABLE_ROWS rows.
+
+    ``rows``: the table's row count (a Python int: no overflow); ``sizes``: the arguments
+    that set it, named in the message; ``counts``: the simulator of counts to suggest.
+    """
+    rows = int(rows)
+    if rows <= MAX_TABLE_ROWS:
+        return
+    given = ", ".join(f"{name}={format_values(np.asarray(v))}" for name, v in sizes.items())
+    raise ValueError(
+        f"{_and_list(list(sizes))} would give an item table of {rows:,} rows; it must have at "
+        f"most {MAX_TABLE_ROWS:,} (MAX_TABLE_ROWS), the most rows that fit in a few GiB of "
+        f"memory while the table is built; got {given}. Simulate fewer items, or use "
+        f"{counts} (counts up to 2**53 = MAX_COUNT) where counts are enough."
+    )
 
 
 def _check_design(calibration, m0, m1, m, theta_calibration) -> None:
@@ -652,6 +680,11 @@ def simulate_items(
             f"The parameters have group shape {shape} but the labels give {labels_shape}: pass "
             f"system= (and stratum= for 2-D parameters) with one label per group."
         )
+    labelled = ("m0", "m1") if calibration == "stratified" else ("m",)
+    _check_table_rows(
+        sum(np.sum(par[v], dtype=np.float64) for v in ("n", *labelled)),
+        **{v: (n, m0, m1, m)[("n", "m0", "m1", "m").index(v)] for v in ("n", *labelled)},
+    )
     rng = _rng(random_seed)
     flat = {name: a.reshape(-1) for name, a in par.items()}
     groups = flat["theta"].size
@@ -739,13 +772,16 @@ def simulate_labelled_table(
     system, stratum = _as_labels(system), _as_labels(stratum)
     rng = _rng(random_seed)  # one stream: the items first, then the labelled subset
     sizes = {"n": as_count("n", n), "m": as_count("m", m)}
+    shape = _broadcast_shape(
+        {"theta": theta, "q0": q0, "q1": q1, **sizes}, _label_shape(system, stratum), "labels"
+    )
+    _check_table_rows(
+        np.sum(np.broadcast_to(sizes["n"] + sizes["m"], shape), dtype=np.float64), n=n, m=m
+    )
     test, _ = simulate_items(
         theta, q0, q1, sizes["n"] + sizes["m"], 0, 0, system=system, stratum=stratum,
         random_seed=rng,
     )  # fmt: skip
-    shape = _broadcast_shape(
-        {"theta": theta, "q0": q0, "q1": q1, **sizes}, _label_shape(system, stratum), "labels"
-    )
     judged = np.broadcast_to(sizes["n"] + sizes["m"], shape).reshape(-1).astype(np.int64)
     labelled = np.broadcast_to(sizes["m"], shape).reshape(-1).astype(np.int64)
     # simulate_items lists the groups' items one group after another, in flat group order.
@@ -1109,6 +1145,7 @@ def simulate_paired_items(
             f"theta, q0, q1 and system must have one entry per system; got lengths {sorted(sizes)}."
         )
     count = sizes.pop() if sizes else 1
+    _check_table_rows(n * count, n=n, systems=count)
     theta, q0, q1 = (np.broadcast_to(a, (count,)) for a in (theta, q0, q1))
     system = system if system is not None else [f"s{j}" for j in range(count)]
     latent = latent_correlation(theta, correlation) if count > 1 else np.eye(1)
@@ -1264,7 +1301,10 @@ def simulate_repeated_items(
         raise ValueError("simulate_repeated_items draws one group: pass scalar parameters.")
     theta, q0, q1 = (float(par[v]) for v in ("theta", "q0", "q1"))
     n, m0, m1 = (int(par[v]) for v in ("n", "m0", "m1"))
+    _check_table_rows(n + m0 + m1, n=n, m0=m0, m1=m1)  # before epochs is spread over n items
     epochs, icc = _check_repeats(epochs, icc, n)
+    _check_table_rows(epochs.sum(dtype=np.float64) + m0 + m1, n=n, epochs=epochs[:1], m0=m0,
+                      m1=m1)  # fmt: skip
     rng = _rng(random_seed)
     truth = (rng.random(n) < theta).astype(np.int64)
     propensity = _item_propensity(rng, np.where(truth == 1, q1, 1 - q0), icc)
@@ -1709,6 +1749,10 @@ def simulate_categorical_items(
             f"{labels_shape}: pass system= (and stratum= for two group axes) with one label "
             f"per group."
         )
+    _check_table_rows(
+        np.sum(par["n"], dtype=np.float64) + np.sum(par["m"], dtype=np.float64),
+        "simulate_categorical_counts", n=n, m=m,
+    )  # fmt: skip
     if not isinstance(one_table, bool | np.bool_):
         raise ValueError(f"one_table must be True or False; got {one_table!r}.")
     if one_table and par["design"] != "random":
@@ -1859,6 +1903,7 @@ def simulate_repeated_labelled_items(
     theta, q0, q1 = (float(par[v]) for v in ("theta", "q0", "q1"))
     n, m = int(par["n"]), int(par["m0"])
     epochs = int(as_count("epochs", epochs))
+    _check_table_rows((n + m) * epochs, n=n, m=m, epochs=epochs)
     _, icc = _check_repeats(epochs, icc, n + m)
     rng = _rng(random_seed)
     size = n + m
@@ -2427,6 +2472,10 @@ def simulate_jury(
     systems, strata = _as_labels(systems), _as_labels(strata)
     sizes = _check_jury_sizes(design, n, m0, m1, m)
     group = _jury_groups(theta, q0, q1, sizes, systems, strata, len(judges))
+    items = group["n"] + (group["m0"] + group["m1"] if design == "stratified" else 0)
+    # One verdict per item and judge: that many rows once the items are listed.
+    _check_table_rows(np.sum(items, dtype=np.float64) * len(judges), "simulate_jury_arrays",
+                      n=n, m0=m0, m1=m1, judges=len(judges))  # fmt: skip
     rng = _rng(random_seed)
     parts = []
     for s, t in np.ndindex(group["theta"].shape):
@@ -2743,6 +2792,11 @@ def _categorical_jury_draw(
             f"{labels_shape}: pass system= (and stratum= for two group axes) with one label "
             f"per group."
         )
+    items = np.sum(par["n"], dtype=np.float64)
+    if par["design"] == "stratified":
+        items += np.sum(par["m"], dtype=np.float64)
+    _check_table_rows(items * par["J"], "simulate_categorical_jury_arrays", n=n, m=m,
+                      judges=par["J"])  # fmt: skip
     rng = _rng(seed)
     parts = []
     full = (len(system or [0]), len(stratum or [0]))

@@ -197,13 +197,10 @@ def test_bayesian_gate_uses_posterior_probability(files, counts, run_cli):
 
 def test_bayesian_ranking_needs_the_joint_probability(files, counts, run_cli):
     # The joint P(θ_x>y > θ_-dash > θ_a b) is checked against the posterior draws, and the
-    # ranking is supported exactly when every adjacent claim is and the joint P reaches 0.5.
+    # ranking is supported exactly when every adjacent claim is and the joint P reaches 0.51.
     extra = ("--model", "exact", "--draws", "400", "--chains", "2", "--json")
-    code, out, err = run_cli(
-        _args(
-            files, "--rank", GOOD, "--rank=-dash", "--rank", BAD, "--min-probability", "0.5", *extra
-        )
-    )
+    ranks = ("--rank", GOOD, "--rank=-dash", "--rank", BAD, "--min-probability", "0.51")
+    code, out, err = run_cli(_args(files, *ranks, *extra))
     payload = json.loads(out)
     fit = bj.fit(counts, method="exact", draws=400, chains=2, random_seed=SEED)
     theta = fit.posterior["theta"].sel(stratum="all")
@@ -214,19 +211,19 @@ def test_bayesian_ranking_needs_the_joint_probability(files, counts, run_cli):
     (ranking,) = payload["ranking"]
     assert ranking["probability"] == pytest.approx(joint, abs=0)
     adjacent = all(c["supported"] for c in payload["claims"])
-    assert ranking["supported"] is bool(joint >= 0.5 and adjacent)
+    assert ranking["supported"] is bool(joint >= 0.51 and adjacent)
     if adjacent:
         assert "P(the whole order)" in ranking["why"]
     assert code == (0 if ranking["supported"] else 3), err
 
 
 def test_require_excludes_zero_with_model(files, run_cli):
-    extra = ("--model", "exact", "--draws", "400", "--chains", "2", "--min-probability", "0.5")
+    extra = ("--model", "exact", "--draws", "400", "--chains", "2", "--min-probability", "0.51")
     code, out, _ = run_cli(
         _args(files, "--claim", GOOD, "--over=-dash", "--require-excludes-zero", *extra)
     )
     assert code == 3
-    assert "does not lie above 0" in out or "is below the threshold 0.5" in out
+    assert "does not lie above 0" in out or "is below the threshold 0.51" in out
 
 
 @pytest.mark.parametrize(

@@ -257,7 +257,7 @@ def test_negative_seed_names_the_option_and_the_fix(args, run_cli, one_error_lin
 @pytest.mark.parametrize(
     ("budget", "match"),
     [
-        ("10**20", "whole number >= 0 written in digits"),
+        ("10**20", "whole number >= 1 written in digits"),
         (str(10**20), "--budget 100000000000000000000:"),
         (str(10**18), "--budget 1000000000000000000:"),
         ("-5", "--budget"),

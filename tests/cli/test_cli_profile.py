@@ -291,7 +291,7 @@ def test_k_category_next_command_runs_and_counts_alike(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "NOT UNDERSTOOD" not in text and "→ a category" in text
     assert "Problems: none found" in text and "Next command:\n" in text
-    assert "K = 3 categories" in text and "--scores A=1,B=0.5,tie=0" in text
+    assert "K = 3 categories" in text and "--scores 'A=…,B=…,tie=…'" in text
     out = _profile_json(capsys, path)
     assert list(out) == [*JSON_KEYS, "categories"] and out["categories"] == ["A", "B", "tie"]
     argv = out["next_command"]["argv"]
@@ -321,7 +321,7 @@ def test_hostile_k_category_labels_and_ids(tmp_path, capsys):
     # a label holding a comma: the JSON form, exact in the argv and through the shell
     assert json.loads(argv[argv.index("--categories") + 1]) == out["categories"]
     assert shlex.split(out["next_command"]["line"]) == argv
-    assert '"A$x": 1' in out["notes"][0]  # the --scores example in its JSON form
+    assert '"A$x": "…"' in out["notes"][0]  # the --scores example in its JSON form
     assert main([*argv[1:], "--json"]) == 0, capsys.readouterr().err
     result = json.loads(capsys.readouterr().out)
     assert result["settings"]["categories"] == out["categories"]

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 import bayesjudge as bj
 from bayesjudge.data import JudgeCounts, all_patterns
-from bayesjudge.warnings import MissingLabelWarning
+from bayesjudge.warnings import BayesJudgeWarning, MissingLabelWarning
 
 # Hand-built test table: items 1..5, systems a, b, c, strata x/y.
 #   item 1 (x): a=1 b=0 c=1  -> "101"
@@ -166,9 +166,16 @@ def test_item_errors():
     missing.loc[0, "item"] = np.nan
     with pytest.raises(ValueError, match="1 row with a missing item id"):
         JudgeCounts.from_frames(missing, judge="verdict", system="model", item="item")
+    # Systems that judged different items: nothing to pair, unpaired counts and a warning.
     disjoint = frame.assign(item=frame["item"].astype(str) + frame["model"])
-    with pytest.raises(ValueError, match="No item id in column 'item' has a judge verdict"):
-        JudgeCounts.from_frames(disjoint, judge="verdict", system="model", item="item")
+    with pytest.warns(BayesJudgeWarning, match="was judged for two systems"):
+        apart = JudgeCounts.from_frames(disjoint, judge="verdict", system="model", item="item")
+    assert not apart.has_joint
+    # One system sharing none while the others share items: still refused.
+    own = frame["model"].where(frame["model"] == "c", "")
+    part = frame.assign(item=frame["item"].astype(str) + own)
+    with pytest.raises(ValueError, match=r"Systems \['c'\] share no item id"):
+        JudgeCounts.from_frames(part, judge="verdict", system="model", item="item")
     with pytest.raises(ValueError, match="pass a test table"):
         JudgeCounts.from_frames(calibration=frame.assign(human=1), judge="verdict", item="item")
 

@@ -290,7 +290,12 @@ def bad_cases(test: pd.DataFrame) -> dict:
     mixed.loc[first[0], "stratum"] = "y" if mixed.loc[first[0], "stratum"] == "x" else "x"
     missing_id = test.astype({"item": "float64"})
     missing_id.loc[missing_id.index[4], "item"] = np.nan
-    disjoint = test.assign(item=test["item"].astype(str) + test["system"])
+    # Only the last system's ids are its own: partly shared items are refused (systems that
+    # share no item at all are counted unpaired, tests/data/test_patterns_hostile_s10.py).
+    disjoint = test.assign(
+        item=test["item"].astype(str)
+        + np.where(test["system"] == sorted(test["system"].unique())[-1], "-own", "")
+    )
     empty_id = test.astype({"item": str})
     empty_id.loc[empty_id.index[2], "item"] = "  "  # an all-space id is a missing id
     blank_system = test.copy()

@@ -377,7 +377,7 @@ def test_k_category_labels_are_read_as_the_commands_read_them(tmp_path):
         "category"
     }
     assert not [p for p in profile.problems if p.severity != "note"], profile.problems
-    assert "K = 3 categories" in profile.notes[0] and "--scores A=1,B=0.5,tie=0" in profile.notes[0]
+    assert "K = 3 categories" in profile.notes[0] and "--scores 'A=…,B=…,tie=…'" in profile.notes[0]
     assert profile.command[-2:] == ("--categories", "A,B,tie")
     assert profile.to_dict()["categories"] == ["A", "B", "tie"]
     # the counts: n unlabelled and m labelled rows per system, tallied with pandas, which

@@ -47,10 +47,17 @@ from bayesjudge.data.category_labels import (
     numbers_for_text,
     plain_label,
 )
+from bayesjudge.data.harness import INSPECT_CORRECT, INSPECT_INCORRECT
 from bayesjudge.data.labels import binary_classes, binary_value
 
 #: How many label values an error message lists before "and N more".
 _SHOWN = 20
+
+#: How many values of each column the vocabulary error lists (and how many odd values).
+_ODD_SHOWN = 5
+
+#: An Inspect log's grades read as correct/incorrect (the log's ``attrs["positive"]``).
+_INSPECT = {INSPECT_CORRECT: 1, INSPECT_INCORRECT: 0}
 
 
 # --- argparse types ----------------------------------------------------------------------------
@@ -210,6 +217,7 @@ class _Tables(NamedTuple):
     item: str | None
     design: str | None
     epochs: int  # a harness log's epochs (1: one verdict per item); 0 for tables
+    positive: object = None  # a log's value meaning correct (Inspect's "C"), else None
 
 
 def _check_roles(args) -> None:
@@ -237,18 +245,22 @@ def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
     table with --gold is read by :func:`~bayesjudge.cli._common.read_log_tables` for both: its
     verdicts as the log holds them (Inspect's C, I, P, N; numbers; text), --gold's labels
     joined by item id. Raises :class:`UsageError` for what K-category counts cannot take
-    (``--repeats``, a log's epochs, repeated item ids), for labels outside ``--categories``
-    and for look-alike labels.
+    (``--repeats``, a log's epochs, repeated item ids), for labels outside ``--categories``,
+    for look-alike labels, for inferred categories where the verdicts and the human labels
+    are not one vocabulary (:func:`_refuse_foreign_labels`), and for a list or object where a
+    log holds a verdict (:func:`_refuse_nested_labels`).
     """
     categories = getattr(args, "categories", None)
     scores = getattr(args, "scores", None)
     log = None
     if getattr(args, "gold", None) is not None or is_harness_log(args):
-        log = _numeric_gold(read_log_tables(args), args.human)
+        log = read_log_tables(args)
+        _refuse_nested_labels(log, args)
+        log = _numeric_gold(log, args.human)
         tables = _Tables(
             log.test, log.calibration, log.judge,
             args.human if args.gold is not None else None, log.system, log.item, log.design,
-            int(log.test["epoch"].max()) if log.log and len(log.test) else 0,
+            int(log.test["epoch"].max()) if log.log and len(log.test) else 0, log.positive,
         )  # fmt: skip
     else:
         _check_roles(args)
@@ -281,7 +293,155 @@ def read_table_counts(args) -> JudgeCounts | CategoricalCounts:
         except ValueError as err:
             _binary_hint(err, found)
             raise
-    return _categorical_counts(args, categories, found, tables)
+    return _categorical_counts(args, categories, (judge, human), tables)
+
+
+def _label_class(label, inspect: bool = False):
+    """Return a label's binary class (``'yes'``, ``1`` and ``True`` are one), else its key.
+
+    With ``inspect`` (an Inspect log), its grades ``C`` and ``I`` are correct and incorrect.
+    """
+    if inspect and label in _INSPECT:
+        return ("binary", _INSPECT[label])
+    value = binary_value(label)
+    return ("binary", value) if value is not None else label_key(label)
+
+
+def _refuse_foreign_labels(args, tables: _Tables, judge: dict, human: dict) -> None:
+    """Refuse inferred categories where the verdicts and the labels are not one vocabulary.
+
+    K categories are inferred from the union of both columns, so a judge's ``'c'`` beside
+    human ``yes``/``no`` labels (no value in common), or one stray ``'maybe'`` among 0/1
+    labels (at most two shared values: the rest is binary), would become K >= 3 categories
+    of which some have no calibration items or no verdicts: every estimate undefined, exit 0.
+    The message names the odd values with their rows and items, both vocabularies, and
+    ``--positive`` / ``--categories``.
+    """
+    if not judge or not human:
+        return
+    found = {"judge": judge, "human": human}
+    inspect = tables.positive == INSPECT_CORRECT
+    classes = {
+        role: {_label_class(v, inspect) for v in labels.values()} for role, labels in found.items()
+    }
+    shared = classes["judge"] & classes["human"]
+    if len(shared) > 2:
+        return
+    census = _label_census(tables, found)
+    parts = []
+    for role, other, name in (("judge", "human", "verdict"), ("human", "judge", "human label")):
+        odd = [
+            k for k in census[role] if _label_class(found[role][k], inspect) not in classes[other]
+        ]
+        if not shared or not odd:
+            odd = _rare_values(census[role], inspect) if shared or len(classes[other]) <= 2 else []
+        for key in odd[:_ODD_SHOWN]:
+            rows, items = census[role][key]
+            shown = f": item(s) {_listed(items)}" if items else ""
+            parts.append(f"{name} {terminal_safe(repr(found[role][key]))} ({_rows(rows)}{shown})")
+        if len(odd) > _ODD_SHOWN:
+            parts.append(f"… ({len(odd) - _ODD_SHOWN} more {name}s)")
+    why = "they share no value"
+    if shared:
+        both = [v for v in judge.values() if _label_class(v, inspect) in shared]
+        why = (
+            f"they have only {len(shared)} value(s) in common ({_listed(infer_categories(both))}"
+            f"; {'C and I of an Inspect log are correct and incorrect, ' if inspect else ''}"
+            f"'yes', 1 and True are one value, so are 'no', 0 and False), and K categories "
+            f"need the same values in both"
+        )
+    where = _label_sources(args, tables)
+    vocab = "; ".join(
+        f"{what} ({where[role]}): "
+        + ", ".join(
+            f"{terminal_safe(repr(found[role][k]))} ({_rows(census[role][k][0])})"
+            for k in list(census[role])[:_ODD_SHOWN]
+        )
+        + (f", … ({len(census[role]) - _ODD_SHOWN} more)" if len(census[role]) > _ODD_SHOWN else "")
+        for role, what in (("judge", "verdicts"), ("human", "human labels"))
+    )
+    odd_text = f" The odd value(s): {'; '.join(parts)}." if parts else ""
+    if len(judge) > 2 * _ODD_SHOWN and all(label_kind(v) == "number" for v in judge.values()):
+        odd_text += (
+            f" The judge column holds {len(judge)} distinct numbers: a score, not a verdict? "
+            f"Turn it into verdicts (a threshold), or pick a 0/1 metric (--metric, lm-eval)."
+        )
+    raise UsageError(
+        f"The judge's verdicts and the human labels are not one set of categories: {why}. "
+        f"{vocab}.{odd_text} Read as K = {len({**judge, **human})} categories, those a column "
+        f"never holds would have no calibration items or no verdicts, and every estimate "
+        f"would be undefined. If the labels mean correct/incorrect, fix or drop the odd rows "
+        f"(a mistyped or failed verdict, a stray label), or pass --positive VALUE (the value "
+        f"meaning correct); if K categories are meant, name them in order with --categories."
+    )
+
+
+def _rare_values(census: dict, inspect: bool) -> list:
+    """Return the keys of a column's values beyond its two usual ones, rarer than both.
+
+    The two usual values are the most frequent (an Inspect log's ``C`` first); a value is
+    named only when it is rarer than the second of them, so a tie names none.
+    """
+    first = label_key(INSPECT_CORRECT) if inspect else None
+    ranked = sorted(census, key=lambda k: (k != first, -census[k][0]))
+    if len(ranked) <= 2:
+        return []
+    second = census[ranked[1]][0]
+    return [k for k in ranked[2:] if census[k][0] < second]
+
+
+def _rows(n: int) -> str:
+    return f"{n} row{'s' if n != 1 else ''}"
+
+
+def _label_sources(args, tables: _Tables) -> dict[str, str]:
+    """Where the judge and the human column are read from, for messages."""
+    test = f"column {terminal_safe(repr(tables.judge))} of --test {terminal_safe(str(args.test))}"
+    if getattr(args, "gold", None) is not None:
+        source = f"--gold {terminal_safe(str(args.gold))}"
+    elif tables.calibration is not None:
+        source = f"--calibration {terminal_safe(str(args.calibration))}"
+    else:
+        source = f"--test {terminal_safe(str(args.test))}"
+    return {"judge": test, "human": f"column {terminal_safe(repr(tables.human))} of {source}"}
+
+
+def _label_census(tables: _Tables, found: dict[str, dict]) -> dict[str, dict]:
+    """Per role and label key (of ``found``): the number of rows and up to 5 item ids.
+
+    Counted over the tables :func:`_label_values` reads; item ids where the table has the
+    item column. Called only to word an error, so it may read every row.
+    """
+    census: dict[str, dict] = {role: {} for role in found}
+    roles = [("test", tables.test, {"judge": tables.judge})]
+    if tables.calibration is None:
+        roles[0][2]["human"] = tables.human
+    else:
+        roles.append(
+            ("calibration", tables.calibration, {"judge": tables.judge, "human": tables.human})
+        )
+    for name, table, columns in roles:
+        frame = as_frame(table, name)
+        present = frame.collect_schema().names()
+        for role, column in columns.items():
+            if column is None or column not in present:
+                continue
+            wanted = [column] + ([tables.item] if tables.item in present else [])
+            data = frame.select(*(nw.col(c) for c in dict.fromkeys(wanted))).collect()
+            data = data.to_dict(as_series=False)
+            ids = data.get(tables.item) if tables.item in present else None
+            for i, value in enumerate(data[column]):
+                label = plain_label(value)
+                if label is None or isinstance(label, list | dict):
+                    continue
+                key = label_key(label)
+                if key not in found[role]:
+                    continue
+                rows, items = census[role].get(key, (0, []))
+                if ids is not None and len(items) < 5 and str(ids[i]) not in items:
+                    items = [*items, str(ids[i])]
+                census[role][key] = (rows + 1, items)
+    return census
 
 
 def _binary_hint(err: ValueError, found: dict) -> None:
@@ -303,6 +463,67 @@ def _binary_hint(err: ValueError, found: dict) -> None:
         f"{err} Or, if the labels {_listed(labels)} are categories (a graded rubric, a "
         f"preference), not correct/incorrect, name them in order with --categories{example}."
     ) from None
+
+
+def _refuse_nested_labels(log: LogTables, args) -> None:
+    """Refuse a list or object where one verdict or label belongs (a JSON Lines value).
+
+    A JSON Lines record may hold ``"judge": [1]``; counting (and reading numbers from the
+    gold file) groups the label columns, which a list cannot be. The message names the key,
+    the file, the items and, for a JSON Lines --test, the lines.
+    """
+    gold = f"--gold {terminal_safe(str(args.gold))}" if args.gold is not None else None
+    checks = [
+        (log.test, log.judge, f"--test {terminal_safe(str(args.test))}", args.judge),
+        (log.test, args.human, gold, args.human),
+        (log.calibration, log.judge, gold, args.judge),
+        (log.calibration, args.human, gold, args.human),
+    ]
+    for frame, column, where, key in checks:
+        if frame is None or column not in frame.columns or frame[column].dtype != object:
+            continue
+        values = frame[column].to_numpy()
+        rows = [i for i, v in enumerate(values) if isinstance(v, list | dict)]
+        if not rows:
+            continue
+        item_key = getattr(args, "item", None) or "item"
+        lines = _nested_lines(args.test, key, item_key) if where.startswith("--test") else {}
+        items = [str(frame[log.item].iloc[i]) for i in rows[:5]]
+        shown = [
+            f"item {terminal_safe(repr(item))}"
+            + (f" (line {lines[item]})" if item in lines else "")
+            + f": {terminal_safe(json.dumps(values[i], default=str))}"
+            for item, i in zip(items, rows, strict=False)
+        ]
+        more = f"; … ({len(rows) - 5} more)" if len(rows) > 5 else ""
+        raise UsageError(
+            f"{where}: the key {terminal_safe(repr(key))} holds a list or object, not one "
+            f"{'verdict' if key == args.judge else 'label'}, on {len(rows)} row(s): "
+            f"{'; '.join(shown)}{more}. Give every record one value (text, a number or "
+            f"true/false), or name the key holding it with "
+            f"{'--judge' if key == args.judge else '--human'}."
+        )
+
+
+def _nested_lines(path, key: str, item: str) -> dict[str, int]:
+    """Item id (as text) -> line number (from 1) of JSON Lines records whose ``key`` is nested.
+
+    Matched by item id, as the rows may have been reordered by the join with --gold.
+    """
+    if str(path).lower().rsplit(".", 1)[-1] not in ("jsonl", "ndjson"):
+        return {}
+    lines: dict[str, int] = {}
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            for number, line in enumerate(handle, start=1):
+                record = json.loads(line) if line.strip() else None
+                if isinstance(record, dict) and isinstance(record.get(key), list | dict):
+                    lines.setdefault(str(record.get(item)), number)
+                    if len(lines) == _SHOWN:
+                        break
+    except (OSError, ValueError):  # the reader accepted the file: lines are a courtesy only
+        return lines
+    return lines
 
 
 def _numeric_gold(log: LogTables, human: str) -> LogTables:
@@ -346,9 +567,13 @@ def _check_positive(args, categories, found) -> None:
     _check_inside(_typed(categories, found), found)
 
 
-def _categorical_counts(args, given, found, tables: _Tables) -> CategoricalCounts:
-    """Build CategoricalCounts from the tables (the shared-calibration case as read_counts)."""
+def _categorical_counts(args, given, roles: tuple[dict, dict], tables: _Tables):
+    """Build CategoricalCounts from the tables (the shared-calibration case as read_counts).
+
+    ``roles`` are the judge's and the human labels (:func:`_label_values`).
+    """
     _check_single_verdicts(args, tables)
+    found = {**roles[0], **roles[1]}
     clashes = lookalikes(list(found.values()))
     if clashes:
         shown = "; ".join(f"{terminal_safe(repr(a))} and {terminal_safe(repr(b))}"
@@ -363,6 +588,7 @@ def _categorical_counts(args, given, found, tables: _Tables) -> CategoricalCount
             check_inferred_count(list(found.values()), "the label columns", "--categories")
         except ValueError as err:
             raise UsageError(terminal_safe(str(err))) from None
+        _refuse_foreign_labels(args, tables, *roles)
     categories = _typed(given, found) if given is not None else infer_categories(found.values())
     if given is not None:
         same = [

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import tempfile
 from pathlib import Path
 from typing import NamedTuple
 
@@ -22,6 +23,7 @@ from bayesjudge.data import JudgeCounts, as_frame
 from bayesjudge.data.harness import (
     FORMATS,
     HARNESS_FORMATS,
+    check_gold_labels,
     harness_format,
     join_gold,
     read_table,
@@ -156,6 +158,37 @@ def parse_open_unit(text: str) -> float:
         value = float("nan")
     if not 0 < value < 1:
         raise argparse.ArgumentTypeError(f"must be a number in (0, 1), e.g. 0.95; got {text!r}")
+    return value
+
+
+def parse_ci_prob(text: str) -> float:
+    """Parse ``--ci-prob``: a probability in (0, 1) with 1 − value below 1 (argparse type).
+
+    ``1 - 1e-300`` is exactly 1.0 in floating point, so a level that small would reach the
+    library as alpha = 1 and fail there under another name.
+    """
+    value = parse_open_unit(text)
+    if not 1 - value < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is too small: 1 − ci_prob rounds to 1 in floating point, so no interval "
+            "of that level can be computed; give a level such as 0.9, 0.95 or 0.99"
+        )
+    return value
+
+
+def parse_min_probability(text: str) -> float:
+    """Parse ``--min-probability``: a probability in (0.5, 1) (argparse type).
+
+    At 0.5 or below, a claim the posterior finds no more likely than its opposite would be
+    supported, and so could the claim and its opposite together.
+    """
+    value = parse_open_unit(text)
+    if not value > 0.5:
+        raise argparse.ArgumentTypeError(
+            f"must be above 0.5; got {text!r}. At or below 0.5 a claim the posterior finds no "
+            "more likely than its opposite would pass, and so could 'A over B' and 'B over A' "
+            "together; use e.g. 0.95 (the default) or 0.99"
+        )
     return value
 
 
@@ -314,11 +347,13 @@ def check_input_file(option: str, path) -> None:
         )
 
 
-def check_output_file(option: str, path) -> Path:
+def check_output_file(option: str, path, inputs: dict | None = None) -> Path:
     """Check before any work that ``path`` (the value of ``option``) can be written; return it.
 
     An existing file is replaced at the end, atomically: a reader sees the old file or the new
-    one, never half of either. Devices and other special files (``/dev/full``) are refused.
+    one, never half of either. Devices and other special files (``/dev/full``) are refused,
+    and so is a path that is one of ``inputs`` (``{option: path}`` of the files the command
+    reads; None values are skipped): the result would replace the data it was computed from.
     """
     if not str(path).strip():
         raise UsageError(f"{option}: the path is empty; give a file name such as 'fit.nc'.")
@@ -332,7 +367,43 @@ def check_output_file(option: str, path) -> Path:
             f"{option} {terminal_safe(path)}: exists and is not a regular file (a device, pipe "
             "or socket); give the path of a file."
         )
+    _probe_folder(option, path, file.parent)
+    for source, given in (inputs or {}).items():
+        if not isinstance(given, str | os.PathLike) or not str(given).strip():
+            continue
+        if _same_file(file, Path(os.fspath(given)).expanduser()):
+            raise UsageError(
+                f"{option} {terminal_safe(path)} is the {source} file "
+                f"({terminal_safe(given)}): writing the result there would replace the data "
+                f"it is computed from; give {option} another file name."
+            )
     return file
+
+
+def _probe_folder(option: str, path, folder: Path) -> None:
+    """Create and remove a file in ``folder``, as the atomic write will at the end.
+
+    Permission bits do not tell everything (``/proc``, a read-only mount, a full disk): the
+    write would fail only after all the work.
+    """
+    try:
+        handle, probe = tempfile.mkstemp(dir=folder, prefix=".bayesjudge-", suffix=".tmp")
+    except OSError as err:
+        raise UsageError(
+            f"{option} {terminal_safe(path)}: cannot create a file in "
+            f"{terminal_safe(folder)} ({err.strerror or err}); give a path in a folder you "
+            "can write to."
+        ) from None
+    os.close(handle)
+    os.unlink(probe)
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    """Whether two paths name one file: the same inode if both exist, else the same path."""
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # one does not exist (yet): compare the resolved paths
+        return a.resolve() == b.resolve()
 
 
 def check_output_folder(option: str, path) -> Path:
@@ -516,7 +587,10 @@ def read_log_tables(args) -> LogTables:
     judge = "judge" if log else args.judge
     item = "item" if log else item
     if args.gold is not None:
-        joined = join_gold(table, args.gold, item=item, human=args.human, judge=judge)
+        joined = join_gold(
+            table, args.gold, item=item, human=args.human, judge=judge,
+            system=None if log else getattr(args, "system", None),
+        )  # fmt: skip
         test, calibration, design = joined.test, joined.calibration, joined.design
     else:
         test, calibration, design = table, None, None
@@ -549,6 +623,10 @@ def log_judge_counts(args, tables: LogTables) -> JudgeCounts:
     system column of a log of several systems is one calibration set serving every system.
     """
     test, calibration, judge, item = tables.test, tables.calibration, tables.judge, tables.item
+    if args.gold is not None:
+        check_gold_labels(
+            args.gold, human=args.human, positive=args.positive, log_positive=tables.positive
+        )
     positive = args.positive
     if positive is None and tables.positive is not None:
         positive = {judge: tables.positive}

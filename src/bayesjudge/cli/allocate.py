@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pandas as pd
 
-from bayesjudge.cli._common import UsageError, ci_label, parse_unit, parse_whole
+from bayesjudge.cli._common import UsageError, ci_label, parse_unit
 from bayesjudge.core import allocation
 
 #: The parameters of ``allocation_report`` / ``labels_for_width`` and the options that give them.
@@ -27,23 +28,44 @@ _ALLOCATE_OPTIONS = {
 _STRATIFIED = ("symmetric", "algorithm1", "exact")
 
 
+def _positive_whole(example: str):
+    """Return an argparse type for a whole number >= 1 of any size (the library bounds it).
+
+    Every count of ``allocate`` must be at least 1, so the parser says so rather than
+    accepting 0 and leaving the library to refuse it.
+    """
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < 1:
+            raise argparse.ArgumentTypeError(
+                f"must be a whole number >= 1 written in digits, e.g. {example}; got {text!r}"
+            )
+        return value
+
+    return parse
+
+
 def add_parser(subparsers) -> None:
     """Add the ``allocate`` command to ``subparsers``."""
     alloc = subparsers.add_parser(
         "allocate", help="plan human labels: split a calibration budget, or labels for a width"
     )
     alloc.add_argument(
-        "--budget", type=parse_whole("200"), required=True, help="total human labels m"
+        "--budget", type=_positive_whole("200"), required=True, help="total human labels m"
     )
     alloc.add_argument("--p-hat", type=float, required=True, help="share judged correct on test")
     alloc.add_argument("--q0", type=float, required=True, help="pilot specificity estimate")
     alloc.add_argument("--q1", type=float, required=True, help="pilot sensitivity estimate")
     alloc.add_argument(
-        "--m-pilot", type=parse_whole("10"), default=10, help="pilot items per label (10)"
+        "--m-pilot", type=_positive_whole("10"), default=10, help="pilot items per label (10)"
     )
     alloc.add_argument(
         "--n",
-        type=parse_whole("5000"),
+        type=_positive_whole("5000"),
         default=None,
         help="items the judge grades (the test set; default: infinite)",
     )
@@ -81,6 +103,12 @@ def run(args) -> int:
     """Print the allocations of the chosen design(s) with their interval lengths."""
     design = getattr(args, "design", "stratified")
     target = getattr(args, "target_width", None)
+    if 2 * args.m_pilot > args.budget:
+        raise UsageError(
+            f"--budget {args.budget}: the pilot's --m-pilot {args.m_pilot} items of each label "
+            f"type are part of the budget, so --budget must be at least 2 × --m-pilot = "
+            f"{2 * args.m_pilot}. Raise --budget or lower --m-pilot (default 10)."
+        )
     try:
         # Looked up on the module when the command runs (tests replace it there).
         kwargs = {"m_pilot": args.m_pilot, "n": args.n, "alpha": args.alpha}
@@ -122,9 +150,11 @@ def run(args) -> int:
 def _plans(report, design: str, target: float, args) -> list[dict]:
     """``labels_for_width`` at the report's plug-in values, for each design shown."""
     shown = ("stratified", "random") if design == "both" else (design,)
-    values = (report.theta_tilde, report.q0_tilde, report.q1_tilde)
     plans = []
     for name in shown:
+        # The random plan's θ is kept off a boundary the stratified plug-in may sit on.
+        theta = report.random_theta if name == "random" else report.theta_tilde
+        values = (theta, report.q0_tilde, report.q1_tilde)
         if name == "stratified" and report.q0_tilde + report.q1_tilde <= 1:
             plans.append({"design": name, "labels": None, "m0": None, "m1": None,
                           "width": None, "reachable": False})  # fmt: skip
@@ -150,9 +180,9 @@ def _plan_line(plan: dict) -> str:
     """Return one line of the labels-for-width answer."""
     name = plan["design"]
     if plan["reachable"]:
-        how = "at random among the judged items" if name == "random" else "calibration items"
+        how = "items at random among the judged items" if name == "random" else "calibration items"
         return (
-            f"{name}: label {plan['labels']} items {how} (m0 = {plan['m0']}, m1 = "
+            f"{name}: label {plan['labels']} {how} (m0 = {plan['m0']}, m1 = "
             f"{plan['m1']}{' expected' if name == 'random' else ''}): predicted width "
             f"{plan['width']:.3f}"
         )

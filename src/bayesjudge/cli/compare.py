@@ -48,6 +48,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import warnings
 from decimal import Decimal
 
 import numpy as np
@@ -74,14 +75,15 @@ from bayesjudge.cli._common import (
     check_input_file,
     check_output_file,
     jsonable,
-    label,
+    parse_ci_prob,
     parse_int_at_least,
-    parse_open_unit,
+    parse_min_probability,
     parse_seed,
     resolve_calibration_model,
 )
 from bayesjudge.compare import compare
 from bayesjudge.data import CategoricalCounts
+from bayesjudge.warnings import BayesJudgeWarning, SmallSampleWarning
 
 __all__ = [
     "EXIT_SUPPORTED",
@@ -112,6 +114,23 @@ DEFAULT_MIN_PROBABILITY = 0.95
 _MAX_NAMED = 20
 
 
+def _shown(name) -> str:
+    """Return a system, stratum or category name for the terminal: codes escaped, "—" for none.
+
+    A literal backslash is shown doubled, so that a name holding a newline and one holding a
+    backslash and an n print differently; never repr() this text, which would double every
+    backslash again.
+    """
+    if name is None or (isinstance(name, float) and np.isnan(name)):
+        return "—"
+    return terminal_safe(name, escape_backslash=True)
+
+
+def _quoted(name) -> str:
+    """:func:`_shown` between single quotes, for claims and messages."""
+    return f"'{_shown(name)}'"
+
+
 # --- the gate's options -----------------------------------------------------------------------
 
 
@@ -123,7 +142,7 @@ class _Claim(argparse.Action):
         if claims and claims[-1][1] is None:
             raise argparse.ArgumentError(
                 self,
-                f"--claim {terminal_safe(claims[-1][0])!r} has no --over; write "
+                f"--claim {_quoted(claims[-1][0])} has no --over; write "
                 "--claim BETTER --over WORSE for each claim",
             )
         claims.append([values, None])
@@ -138,7 +157,7 @@ class _Over(argparse.Action):
         if not claims or claims[-1][1] is not None:
             raise argparse.ArgumentError(
                 self,
-                f"--over {terminal_safe(values)!r} follows no --claim; write "
+                f"--over {_quoted(values)} follows no --claim; write "
                 "--claim BETTER --over WORSE for each claim",
             )
         claims[-1][1] = values
@@ -174,7 +193,7 @@ def add_gate_options(parser: argparse.ArgumentParser) -> None:
     )
     gate.add_argument(
         "--min-probability",
-        type=parse_open_unit,
+        type=parse_min_probability,
         default=None,
         help="with --model: the least P(θ_better > θ_worse) that supports a claim (default "
         f"{DEFAULT_MIN_PROBABILITY}); closed forms gate on their interval instead (--ci-prob)",
@@ -199,7 +218,7 @@ def gate_claims(args, systems) -> list[tuple[str, str]]:
     for better, worse in getattr(args, "claims", None) or []:
         if worse is None:
             raise UsageError(
-                f"--claim {terminal_safe(better)!r} has no --over; write --claim BETTER "
+                f"--claim {_quoted(better)} has no --over; write --claim BETTER "
                 "--over WORSE for each claim."
             )
         claims.append((better, worse))
@@ -210,7 +229,7 @@ def gate_claims(args, systems) -> list[tuple[str, str]]:
         repeated = sorted({r for r in rank if rank.count(r) > 1})
         if repeated:
             raise UsageError(
-                f"--rank names {', '.join(repr(terminal_safe(r)) for r in repeated)} more than "
+                f"--rank names {', '.join(_quoted(r) for r in repeated)} more than "
                 "once; name each system once, best first."
             )
         claims += list(itertools.pairwise(rank))
@@ -220,7 +239,7 @@ def gate_claims(args, systems) -> list[tuple[str, str]]:
                 raise UsageError(_unknown_system(name, list(by_name)))
         if better == worse:
             raise UsageError(
-                f"--claim {terminal_safe(better)!r} --over {terminal_safe(worse)!r}: a system "
+                f"--claim {_quoted(better)} --over {_quoted(worse)}: a system "
                 "cannot be claimed better than itself."
             )
     if claims and len(systems) < 2:
@@ -229,10 +248,10 @@ def gate_claims(args, systems) -> list[tuple[str, str]]:
 
 
 def _unknown_system(name: str, known: list[str]) -> str:
-    shown = ", ".join(repr(terminal_safe(s)) for s in known[:_MAX_NAMED])
+    shown = ", ".join(_quoted(s) for s in known[:_MAX_NAMED])
     more = f" and {len(known) - _MAX_NAMED} more" if len(known) > _MAX_NAMED else ""
     return (
-        f"no system {terminal_safe(name)!r} in the data (claims name systems by their label "
+        f"no system {_quoted(name)} in the data (claims name systems by their label "
         f"in the --system column, exactly as written there); the systems are {shown}{more}."
     )
 
@@ -273,12 +292,43 @@ def _oriented(source: dict, better, worse, stratum) -> dict:
     return {"estimate": est, "lower": lo, "upper": hi, "probability": prob}
 
 
-def _verdict(row: dict, rule: dict) -> tuple[bool, str]:
+def _not_evidence(source: dict, better, worse, stratum) -> str | None:
+    """Why the pair's interval cannot carry a claim in ``stratum`` (None when it can).
+
+    A closed form's interval flagged ``degenerate`` by ``compare`` (a single test item, or one
+    point), or a Bayesian θ without test items (its posterior is its prior).
+    """
+    empty = [s for s in (better, worse) if (s, stratum) in source.get("no_test", ())]
+    if empty:
+        names = " and ".join(_quoted(s) for s in empty)
+        return (
+            f"{names} {'has' if len(empty) == 1 else 'have'} no test items in this stratum, so "
+            "the posterior of θ there is the prior alone: the data cannot support a claim"
+        )
+    data = source["data"]
+    if "degenerate" not in data:  # a Bayesian fit, or K-category scores
+        return None
+    pair = source["pairs"].get((better, worse), source["pairs"].get((worse, better)))
+    if not bool(data["degenerate"].isel(pair=pair).sel(stratum=stratum)):
+        return None
+    # One test item (or cluster) has no spread, so the interval holds the calibration's
+    # uncertainty at most: one item per system would otherwise pass (bj.compare warns).
+    return (
+        f"the {source['rule']['pct']} interval has no test-set width (a system of this pair has "
+        "a single test item, or the interval is one point), so it cannot support a claim; "
+        "collect more test items, or gate on a Bayesian fit (--model exact, or --model mcmc "
+        "for repeated verdicts)"
+    )
+
+
+def _verdict(row: dict, rule: dict, not_evidence: str | None = None) -> tuple[bool, str]:
     """Whether one claim in one stratum is supported, and why in words."""
     ci = f"the {rule['pct']} interval {fmt_interval(row['lower'], row['upper'])}"
     if not np.isfinite(row["estimate"]) or not np.isfinite(row["lower"]):
         symbol = rule.get("symbol", "Δθ")
         return False, f"{symbol} cannot be estimated here (no usable test or calibration items)"
+    if not_evidence is not None:
+        return False, not_evidence
     if rule["bayes"]:
         p, least = row["probability"], rule["min_probability"]
         shown = f"P(θ_better > θ_worse) {format_probability(p, relation=True)}"
@@ -306,10 +356,12 @@ def evaluate_gate(claims, source: dict, rank=None) -> dict:
     """
     rule = source["rule"]
     rows = []
-    for better, worse in claims:
+    # A claim given twice (or a --rank pair also given by --claim) is one claim, counted once.
+    for better, worse in dict.fromkeys(claims):
         for stratum in source["strata"]:
             row = _oriented(source, better, worse, stratum)
-            supported, why = _verdict(row, rule)
+            reason = _not_evidence(source, better, worse, stratum)
+            supported, why = _verdict(row, rule, reason)
             rows.append(
                 {
                     "better": better,
@@ -335,7 +387,7 @@ def evaluate_gate(claims, source: dict, rank=None) -> dict:
             why = "every adjacent claim is supported"
             if failed:
                 first = failed[0]
-                pair = f"{terminal_safe(first['better'])!r} over {terminal_safe(first['worse'])!r}"
+                pair = f"{_quoted(first['better'])} over {_quoted(first['worse'])}"
                 why = (
                     f"{len(failed)} of {len(adjacent)} adjacent claims not supported, e.g. "
                     f"{pair}: {first['why']}"
@@ -394,15 +446,19 @@ def closed_form_source(result, ci_prob: float, symbol: str = "Δθ") -> dict:
     }
 
 
-def bayesian_source(fit, ci_prob: float, min_probability, excludes_zero: bool) -> dict:
-    """Return the gate's view of :meth:`Fit.compare` (P(θ_a > θ_b) from the posterior draws)."""
-    result = fit.compare(ci_prob=ci_prob)
+def bayesian_source(fit, ci_prob: float, min_probability, excludes_zero: bool, pairs=None) -> dict:
+    """Return the gate's view of :meth:`Fit.compare` (P(θ_a > θ_b) from the posterior draws).
+
+    ``pairs`` limits the comparison to those (a, b) pairs (every pair when None).
+    """
+    result = fit.compare(ci_prob=ci_prob, pairs=pairs)
     least = DEFAULT_MIN_PROBABILITY if min_probability is None else min_probability
     return {
         "data": result,
         "estimate": "mean",
         "pairs": _pair_index(result),
         "strata": list(result["stratum"].values),
+        "no_test": _without_test_items(fit),
         "theta": fit.posterior[fit.theta_var],
         "rule": {
             "bayes": True,
@@ -411,6 +467,38 @@ def bayesian_source(fit, ci_prob: float, min_probability, excludes_zero: bool) -
             "excludes_zero": bool(excludes_zero),
         },
     }
+
+
+def _without_test_items(fit) -> set:
+    """(system, stratum) groups of the fit's counts without test items, with a warning.
+
+    Their θ posterior is the prior: a gate must not read a claim about them from it (the
+    closed forms give NaN there). Under the random design the labelled items are test items.
+    """
+    counts = getattr(fit, "counts", None)
+    if counts is None or "n" not in getattr(counts, "dataset", {}):
+        return set()
+    items = counts.n
+    if counts.design == "random":
+        items = items + counts.m0 + counts.m1
+    items = items.transpose("system", "stratum")
+    empty = {
+        (items["system"].values[i], items["stratum"].values[j])
+        for i, j in zip(*np.nonzero(items.values == 0), strict=True)
+    }
+    if empty:
+        shown = ", ".join(
+            f"system={_shown(a)}/stratum={_shown(b)}" for a, b in sorted(empty, key=str)[:6]
+        )
+        more = f" and {len(empty) - 6} more" if len(empty) > 6 else ""
+        warnings.warn(
+            f"No test items in {shown}{more}: the posterior of θ there is its prior, so "
+            "P(θ_a > θ_b) for its pairs says nothing about the data; a claim about it is not "
+            "supported there. Add the system's test verdicts, or leave it out of the claims.",
+            SmallSampleWarning,
+            stacklevel=3,
+        )
+    return empty
 
 
 def _pair_index(result) -> dict:
@@ -432,15 +520,15 @@ def gate_lines(gate: dict, rule: dict) -> list[str]:
     for r in gate["claims"]:
         mark = "supported    " if r["supported"] else "NOT SUPPORTED"
         lines.append(
-            f"  {mark} {label(r['better'])!r} over {label(r['worse'])!r} "
-            f"(stratum {label(r['stratum'])!r}): {symbol} {fmt_number(r['estimate'])} "
+            f"  {mark} {_quoted(r['better'])} over {_quoted(r['worse'])} "
+            f"(stratum {_quoted(r['stratum'])}): {symbol} {fmt_number(r['estimate'])} "
             f"{fmt_interval(r['lower'], r['upper'])}; {terminal_safe(r['why'])}"
         )
     for r in gate["ranking"]:
         mark = "supported    " if r["supported"] else "NOT SUPPORTED"
-        order = " > ".join(repr(label(s)) for s in r["order"])
+        order = " > ".join(_quoted(s) for s in r["order"])
         lines.append(
-            f"  {mark} ranking {order} (stratum {label(r['stratum'])!r}): {terminal_safe(r['why'])}"
+            f"  {mark} ranking {order} (stratum {_quoted(r['stratum'])}): {terminal_safe(r['why'])}"
         )
     failed = sum(not r["supported"] for r in gate["claims"] + gate["ranking"])
     total = len(gate["claims"]) + len(gate["ranking"])
@@ -497,7 +585,7 @@ def add_parser(subparsers) -> None:
         "--system column (one set for every system)",
     )
     cmp.add_argument(
-        "--ci-prob", type=parse_open_unit, default=0.95, help="interval probability (0.95)"
+        "--ci-prob", type=parse_ci_prob, default=0.95, help="interval probability (0.95)"
     )
     cmp.add_argument(
         "--n-resamples", type=parse_int_at_least(100), default=10_000, help="bootstrap resamples"
@@ -516,11 +604,18 @@ def add_parser(subparsers) -> None:
     cmp.set_defaults(func=run, claims=None)
 
 
+#: The options naming files that compare reads: --output may be none of them.
+_INPUTS = ("--test", "--calibration", "--gold")
+
+
 def run(args) -> int:
     """Compare the systems, evaluate the claims, print (and write) the result."""
-    output = check_output_file("--output", args.output) if args.output is not None else None
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
+    inputs = {option: getattr(args, option[2:], None) for option in _INPUTS}
+    output = None
+    if args.output is not None:
+        output = check_output_file("--output", args.output, inputs)
     # Read first: whether the labels are K categories (which takes other options) is a
     # property of the tables.
     counts = read_table_counts(args)
@@ -544,7 +639,7 @@ def run(args) -> int:
     if categorical:
         source, settings = _categorical_comparison(args, counts, scores, seed)
     else:
-        source, settings = _comparison(args, counts, seed)
+        source, settings = _comparison(args, counts, seed, claims)
     rank = [str_to_system(counts.systems, r) for r in args.rank] if args.rank else None
     gate = evaluate_gate(claims, source, rank)
     text = _json(source, settings, gate) if args.json else _text(source, settings, gate)
@@ -571,6 +666,33 @@ def _check_binary_settings(args) -> None:
         )
     if bayes:
         check_draws_fit_in_memory(args)
+    _warn_unused_options(args)
+
+
+def _warn_unused_options(args) -> None:
+    """Say which sizes given have no effect here (the K-category path refuses them by name).
+
+    A value at its default cannot be told from one left out, so only other values are named.
+    """
+    unused = []
+    delta = args.method in ("delta", "cluster-delta") or (args.method is None and args.item
+                                                             and args.repeats)  # fmt: skip
+    if args.n_resamples != 10_000 and (args.model is not None or delta):
+        unused.append(("--n-resamples", "sets the closed-form bootstrap's replicates"))
+    if args.model is None:
+        for option, default in (("--draws", 1000), ("--tune", 1000), ("--chains", 4)):
+            if getattr(args, option[2:]) != default:
+                unused.append((option, "sizes the Bayesian fit of --model"))
+    elif args.model == "exact" and args.tune != 1000:
+        unused.append(("--tune", "sets the MCMC sampler's tuning steps; --model exact draws "
+                                 "from the posterior directly"))  # fmt: skip
+    for option, what in unused:
+        warnings.warn(
+            f"{option} has no effect here: it {what}. Leave it out, or pick the method it "
+            "belongs to.",
+            BayesJudgeWarning,
+            stacklevel=2,
+        )
 
 
 #: Options of correct/incorrect verdicts that K-category compare refuses, and why.
@@ -615,11 +737,18 @@ def _check_categorical_settings(args, counts: CategoricalCounts) -> dict:
             "counted half) or --scores 1=1,2=2,3=3,4=4,5=5 (a rubric's mean grade)."
         )
     check_labelled(counts)
-    return score_map(args.scores, counts.categories)
+    scores = score_map(args.scores, counts.categories)
+    if len(set(scores.values())) == 1:  # every Δ score would be 0: no claim could pass
+        raise UsageError(
+            f"--scores gives every category the same value ({next(iter(scores.values())):g}), "
+            "so every Δ score is 0 and no claim can be supported; give the categories "
+            "different values, e.g. --scores A=1,tie=0.5,B=0."
+        )
+    return scores
 
 
 def _categories(counts: CategoricalCounts) -> str:
-    shown = ", ".join(repr(terminal_safe(c)) for c in counts.categories[:_MAX_NAMED])
+    shown = ", ".join(_quoted(c) for c in counts.categories[:_MAX_NAMED])
     more = f" and {counts.K - _MAX_NAMED} more" if counts.K > _MAX_NAMED else ""
     return f"categories {shown}{more}"
 
@@ -665,8 +794,12 @@ def _categorical_comparison(args, counts, scores: dict, seed: int) -> tuple[dict
     return closed_form_source(result, args.ci_prob, symbol="Δ score"), settings
 
 
-def _comparison(args, counts, seed: int) -> tuple[dict, dict]:
-    """Run the comparison of ``args``: return the gate's source and the settings to show."""
+def _comparison(args, counts, seed: int, claims=()) -> tuple[dict, dict]:
+    """Run the comparison of ``args``: return the gate's source and the settings to show.
+
+    A Bayesian fit summarises only the claimed pairs when there are claims: the draws of
+    every pair of hundreds of systems would not fit in memory (Fit.compare).
+    """
     settings = {
         "ci_prob": args.ci_prob,
         "random_seed": seed,
@@ -710,7 +843,9 @@ def _comparison(args, counts, seed: int) -> tuple[dict, dict]:
         method=args.model,
         **options,
     )
-    source = bayesian_source(fit, args.ci_prob, args.min_probability, args.require_excludes_zero)
+    source = bayesian_source(
+        fit, args.ci_prob, args.min_probability, args.require_excludes_zero, _pairs_of(claims)
+    )
     settings.update(
         {
             "method": None,
@@ -724,6 +859,16 @@ def _comparison(args, counts, seed: int) -> tuple[dict, dict]:
         }
     )
     return source, settings
+
+
+def _pairs_of(claims) -> list | None:
+    """Return the claims' pairs, each once in its first orientation; None for no claim."""
+    seen, pairs = set(), []
+    for better, worse in claims:
+        if frozenset((better, worse)) not in seen:
+            seen.add(frozenset((better, worse)))
+            pairs.append((better, worse))
+    return pairs or None
 
 
 def _rows(source: dict) -> pd.DataFrame:
@@ -781,9 +926,9 @@ def _text(source: dict, settings: dict, gate: dict) -> str:
     ]
     frame = _rows(source)
     columns = {
-        "first": frame["first"].map(label),
-        "second": frame["second"].map(label),
-        "stratum": frame["stratum"].map(label),
+        "first": frame["first"].map(_shown),
+        "second": frame["second"].map(_shown),
+        "stratum": frame["stratum"].map(_shown),
         symbol: frame["estimate"].map(fmt_number),
         f"{pct} interval": [
             fmt_interval(a, b) for a, b in zip(frame["lower"], frame["upper"], strict=True)

@@ -39,7 +39,13 @@ from bayesjudge.cli._jury import (
     run_jury_estimate,
 )
 from bayesjudge.data import CategoricalCounts
-from bayesjudge.estimate import CLUSTER_METHODS, JURY_ESTIMATE_METHODS, METHODS, estimate
+from bayesjudge.estimate import (
+    CLUSTER_METHODS,
+    JURY_ESTIMATE_METHODS,
+    METHODS,
+    OWN_LABELS_METHODS,
+    estimate,
+)
 from bayesjudge.jury_estimate import jury_plan
 
 #: The methods of K-category counts that binary counts do not have (``bootstrap`` is both's).
@@ -112,6 +118,29 @@ def add_parser(subparsers) -> None:
     est.set_defaults(func=run)
 
 
+def _check_own_labels(args, counts) -> None:
+    """Refuse --method likelihood / ppi++ without each group's own labelled items."""
+    shared_over = tuple(counts.calibration_shared_over)
+    if args.method not in OWN_LABELS_METHODS or not (
+        args.calibration_design == "shared" or shared_over
+    ):
+        return
+    why = (
+        "--calibration-design shared pools the labelled items over the systems"
+        if args.calibration_design == "shared"
+        else "the calibration table has no "
+        + " or ".join(f"{getattr(args, d, None) or d!r} column (--{d})" for d in shared_over)
+        + f", so one labelled set serves every {' and every '.join(shared_over)}"
+    )
+    raise UsageError(
+        f"--method {args.method} needs each group's own labelled items, but {why}: that "
+        "set's human labels would count as evidence for every group's θ and pull each "
+        "estimate toward the set's share. Give the calibration table the group column "
+        "(each group's own labelled items), use --method lang-reiczigel (the default "
+        "here), or 'bayesjudge fit', which models one shared set correctly."
+    )
+
+
 def run(args) -> int:
     """Estimate θ per (system, stratum) and print a table or JSON."""
     check_input_file("--test", args.test)
@@ -157,6 +186,7 @@ def run(args) -> int:
             "which treat the items as the units; leave out --repeats to treat the verdicts as "
             "independent items on purpose."
         )
+    _check_own_labels(args, counts)
     result = estimate(
         counts,
         method=args.method,

@@ -35,6 +35,7 @@ from bayesjudge.cli._common import (
     check_output_file,
     intervals,
     label,
+    parse_ci_prob,
     parse_open_unit,
     parse_seed,
     resolve_calibration_model,
@@ -142,7 +143,7 @@ def _add_sampler_options(fit: argparse.ArgumentParser) -> None:
         help="sampler seed, an integer >= 0 (default: drawn)",
     )
     fit.add_argument(
-        "--ci-prob", type=parse_open_unit, default=0.95, help="credible interval probability (0.95)"
+        "--ci-prob", type=parse_ci_prob, default=0.95, help="credible interval probability (0.95)"
     )
     fit.add_argument(
         "--target-accept",
@@ -189,7 +190,9 @@ def run(args) -> int:
     """Fit the posterior and print its summary and comparisons (or one CSV); save it."""
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
-    save = None if args.save is None else check_output_file("--save", args.save)
+    inputs = {"--test": args.test, "--calibration": args.calibration,
+              "--gold": getattr(args, "gold", None)}  # fmt: skip
+    save = None if args.save is None else check_output_file("--save", args.save, inputs)
     check_draws_fit_in_memory(args)
     if args.judges is not None or args.dependence != "none" or args.pool_judges or args.covariates:
         return run_jury_fit(args, save)

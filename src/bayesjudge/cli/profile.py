@@ -91,7 +91,8 @@ def run(args) -> int:
     """Profile the files and print (and write) the profile."""
     check_input_file("FILE", args.file)
     check_input_file("--gold", args.gold)
-    output = check_output_file("--output", args.output) if args.output is not None else None
+    inputs = {"FILE": args.file, "--gold": args.gold}
+    output = None if args.output is None else check_output_file("--output", args.output, inputs)
     profile = profile_table(
         args.file,
         args.gold,

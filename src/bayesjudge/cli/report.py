@@ -36,6 +36,7 @@ from bayesjudge.cli._common import (
     check_draws_fit_in_memory,
     check_input_file,
     check_output_folder,
+    parse_ci_prob,
     parse_int_at_least,
     parse_open_unit,
     parse_seed,
@@ -64,7 +65,7 @@ from bayesjudge.data import MAX_PAIRED_SYSTEMS, CategoricalCounts, CategoricalJu
 from bayesjudge.report import write_report
 from bayesjudge.report.categorical import build_categorical_report
 from bayesjudge.report.categorical_sections import describe_priors
-from bayesjudge.studies._framework import staged_folder
+from bayesjudge.studies._framework import probe_folder, staged_folder
 from bayesjudge.warnings import ConvergenceWarning
 
 
@@ -112,7 +113,7 @@ def add_parser(subparsers) -> None:
         "--seed", type=parse_seed, default=None, help="seed of fit and bootstrap (drawn), >= 0"
     )
     rep.add_argument(
-        "--ci-prob", type=parse_open_unit, default=0.95, help="interval probability (default 0.95)"
+        "--ci-prob", type=parse_ci_prob, default=0.95, help="interval probability (default 0.95)"
     )
     rep.add_argument(
         "--n-resamples", type=parse_int_at_least(100), default=10_000, help="bootstrap resamples"
@@ -140,6 +141,10 @@ def run(args) -> int:
     # Before the fit, so that a bad --out fails at once; the folder is made, with all the
     # report's files at once, when the report is written.
     out = check_output_folder("--out", args.out)
+    try:
+        probe_folder(out)  # os.access says yes as root and on special file systems
+    except OSError as err:
+        raise _out_error(out, err) from None
     check_input_file("--test", args.test)
     check_input_file("--calibration", args.calibration)
     check_draws_fit_in_memory(args)
@@ -376,6 +381,16 @@ def _plural(count: int, one: str, many: str) -> str:
     return f"{count} {one if count == 1 else many}"
 
 
+def _out_error(out, err: OSError) -> UsageError:
+    where = Path(err.filename) if err.filename else Path(out)
+    if where.name.startswith(".") and where.name.endswith(".tmp"):
+        where = where.parent  # a staging folder's name means nothing to the user
+    return UsageError(
+        f"--out {terminal_safe(out)}: cannot write there ({err.strerror or err}: "
+        f"{terminal_safe(where)}); nothing was saved. Choose another folder with --out."
+    )
+
+
 def _save(report, out: Path) -> None:
     """Write the report's files to --out at once and record the paths written.
 
@@ -385,10 +400,7 @@ def _save(report, out: Path) -> None:
         with staged_folder(out) as staging:
             written = report.save(staging)
     except OSError as err:
-        where = terminal_safe(err.filename or out)
-        raise UsageError(
-            f"--out {terminal_safe(out)}: cannot write {where} ({err.strerror})."
-        ) from None
+        raise _out_error(out, err) from None
     report.paths = {kind: out / Path(path).name for kind, path in written.items()}
     WRITTEN.extend(str(path) for path in report.paths.values())
 

@@ -11,6 +11,7 @@ import json
 import re
 import sys
 import time
+from pathlib import Path
 
 from bayesjudge._text import terminal_safe
 from bayesjudge.cli._common import (
@@ -24,6 +25,7 @@ from bayesjudge.cli._common import (
     show_progress_for,
 )
 from bayesjudge.studies import STUDIES
+from bayesjudge.studies._framework import probe_folder
 
 #: Replications per design point under ``study --quick`` for studies that do not set their
 #: own ``QUICK_REPS``: enough for every table cell and the figure, not for the conclusions.
@@ -100,7 +102,14 @@ def run(args) -> int:
     if not args.no_save:
         # Before the run, which can take an hour: a folder that cannot be made fails now. It
         # is made, with all its files at once, only when the run has finished.
-        out = check_output_folder("--out", f"study-{args.name}" if args.out is None else args.out)
+        out = f"study-{args.name}" if args.out is None else args.out
+        try:
+            out = check_output_folder("--out", out)
+            # os.access can say yes where nothing can be created (root, special or read-only
+            # file systems, names too long): make and remove the staging folder now.
+            probe_folder(out)
+        except OSError as err:
+            raise _out_error(out, err) from None
 
     start = time.perf_counter()
     try:
@@ -112,11 +121,21 @@ def run(args) -> int:
             f"study {args.name}: an option has a value of the wrong type ({err}); options "
             f"given: {given}. See the study's run() for what each option takes."
         ) from None
+    except ValueError as err:
+        # A study's check names its option ("draws must be ..."): say which --set gave it.
+        usage = _set_error(err, args.set or [])
+        if usage is None:
+            raise
+        raise usage from None
     elapsed = time.perf_counter() - start
     frame = result.to_frame()
     paths = {}
+    failed = None
     if out is not None:
-        paths = result.save(out)
+        try:
+            paths = result.save(out)
+        except OSError as err:
+            failed = _out_error(out, err)  # raised after the table, which is not lost
         WRITTEN.extend(str(path) for path in paths.values())
     # Under --format csv stdout carries the table only; the notes go to stderr.
     notes = sys.stderr if args.format == "csv" else sys.stdout
@@ -130,7 +149,31 @@ def run(args) -> int:
     if paths:
         files = ", ".join(p.name for p in paths.values())
         print(f"saved {files} to {terminal_safe(out)}", file=notes)
+    if failed is not None:
+        raise failed
     return 0
+
+
+def _out_error(out, err: OSError) -> UsageError:
+    """Return the error of a --out folder that cannot be written, in the command line's words."""
+    where = Path(err.filename) if err.filename else Path(out)
+    if where.name.startswith(".") and where.name.endswith(".tmp"):
+        where = where.parent  # a staging folder's name means nothing to the user
+    reason = err.strerror or str(err)
+    return UsageError(
+        f"--out {terminal_safe(out)}: cannot write there ({reason}: {terminal_safe(where)}); "
+        "nothing was saved. Choose another folder with --out, or --no-save."
+    )
+
+
+def _set_error(err: ValueError, pairs: list[str]) -> UsageError | None:
+    """Return the error of a study option's check naming the ``--set`` that gave it."""
+    message = str(err).strip()
+    key = message.split(" ", 1)[0]
+    for pair in reversed(pairs):
+        if pair.partition("=")[0].strip().replace("-", "_") == key:
+            return UsageError(f"--set {terminal_safe(pair.strip())}: {message}")
+    return None
 
 
 def _run_options(args, module) -> dict:

@@ -31,7 +31,7 @@ from bayesjudge.core._validation import (
     check_open_unit,
     format_values,
 )
-from bayesjudge.warnings import LowJudgeQualityWarning
+from bayesjudge.warnings import LowJudgeQualityWarning, SmallSampleWarning
 
 __all__ = [
     "HUMAN_ONLY_Q_THRESHOLD",
@@ -87,7 +87,9 @@ class AllocationReport(NamedTuple):
     ``random`` is the random labelling design's option (``m`` items labelled at random among
     the judged ones; ``m0``, ``m1`` their expected split), filled when
     :func:`allocation_report` is asked for it (``design="random"`` or ``"both"``), else None;
-    with ``design="random"`` the three stratified options are None.
+    with ``design="random"`` the three stratified options are None. ``random_theta`` is the
+    planning θ of that option (θ̃, or 1/2 where J̃ <= 0; see :func:`allocation_report`),
+    the value to hand to :func:`labels_for_width`; None with the random option.
     """
 
     symmetric: AllocationOption | None
@@ -98,6 +100,7 @@ class AllocationReport(NamedTuple):
     q1_tilde: np.ndarray
     theta_tilde: np.ndarray
     random: AllocationOption | None = None
+    random_theta: np.ndarray | None = None
 
 
 class LabelPlan(NamedTuple):
@@ -264,7 +267,7 @@ def _predicted_length(z, test_var, j_t, a, b, m0, m1):
     return np.where(ok, 2 * z * half, np.inf)
 
 
-def _warn_low_j(j_t, q0_pilot, q1_pilot, fallback: bool) -> None:
+def _warn_low_j(j_t, q0_pilot, q1_pilot, fallback: bool, random: bool = False) -> None:
     bad = j_t <= 0
     if not bad.any():
         return
@@ -275,6 +278,11 @@ def _warn_low_j(j_t, q0_pilot, q1_pilot, fallback: bool) -> None:
         if fallback
         else ""
     )
+    if random:
+        extra += (
+            " The random design's plan cannot read θ off the judge there, so it assumes the "
+            "worst case θ = 1/2."
+        )
     warnings.warn(
         f"The smoothed pilot estimates give J = q0 + q1 - 1 <= 0 for {int(bad.sum())} of "
         f"{bad.size} inputs (q0_pilot {format_values(q0b[bad])}, q1_pilot "
@@ -282,6 +290,51 @@ def _warn_low_j(j_t, q0_pilot, q1_pilot, fallback: bool) -> None:
         f"corrected estimate will be unstable whatever the split.{extra} Check the judge and the "
         f"pilot labels, or collect a larger pilot.",
         LowJudgeQualityWarning,
+        stacklevel=3,
+    )
+
+
+def _planning_theta(theta, labelled):
+    """θ kept inside [1/(L+2), (L+1)/(L+2)], the +1/+2 smoothed share of L labels.
+
+    At θ = 0 or 1 the random design's asymptotic variance is 0, so a plan there would promise
+    a zero-width interval from one label. L labels none of which is truly correct say
+    θ ≈ 1/(L + 2) (the pilot's q̃ are smoothed the same way), which predicts a width of
+    about 2z/L: the Wilson interval of 0 of L is z²/(L + z²) wide, the profile likelihood's
+    about z²/(2L), so the plan errs on the safe side.
+    """
+    lo = 1.0 / (labelled + 2.0)
+    return np.clip(theta, lo, 1.0 - lo)
+
+
+def _random_theta(p_t, q0t, q1t, j_t):
+    """Return (θ for the random design's plan, mask where the pilot's θ̃ left (0, 1)).
+
+    θ̃ = (p̃ + q̃0 − 1)/J̃ clipped to [0, 1] where J̃ > 0; where J̃ <= 0 the verdicts say
+    nothing about θ, so the plan takes the worst case θ = 1/2 (largest θ(1 − θ)).
+    """
+    ok = j_t > 0
+    raw = np.divide(p_t + q0t - 1, j_t, out=np.full_like(j_t, 0.5), where=ok)
+    boundary = ok & ((raw <= 0) | (raw >= 1))
+    return np.clip(raw, 0.0, 1.0), boundary
+
+
+def _warn_theta_boundary(boundary, p_hat, q0t, q1t, m) -> None:
+    if not boundary.any():
+        return
+    p, q0, q1, mm = np.broadcast_arrays(p_hat, q0t, q1t, m)
+    bad = boundary
+    warnings.warn(
+        f"The pilot puts the planning θ̃ = (p̃ + q̃0 - 1)/(q̃0 + q̃1 - 1) on the boundary 0 or 1 "
+        f"for {int(bad.sum())} of {bad.size} inputs (p̂ {format_values(p[bad])}, smoothed "
+        f"q̃0 {format_values(np.round(q0[bad], 4))}, q̃1 {format_values(np.round(q1[bad], 4))}): "
+        f"p̂ is at or below the judge's false-positive rate 1 - q̃0 (or at or above q̃1), so "
+        f"the pilot says θ is near 0 (or 1) but not how near, and there the random design's "
+        f"variance θ(1 - θ)/L would promise a zero-width interval. Its plan uses θ̃ = 1/(m + 2) "
+        f"(or (m + 1)/(m + 2)), the smoothed share of m = {format_values(mm[bad])} labels none "
+        f"(all) of which are truly correct. Check p̂ and the pilot, or plan for the smallest "
+        f"θ that must be told apart from the boundary.",
+        SmallSampleWarning,
         stacklevel=3,
     )
 
@@ -517,6 +570,18 @@ def allocation_report(
     chosen. Under that design the labelled items' truth counts are evidence about θ too, so
     it is not the stratified design with a split that happens to equal θ̃.
 
+    The random option never plans at θ = 0 or 1, where its variance θ(1−θ)[…] is 0 and one
+    label would be promised a zero-width interval. Where the pilot puts θ̃ on the boundary
+    (p̃ at or below the false-positive rate 1 − q̃0, or at or above q̃1) it plans at
+    1/(m + 2) (or (m + 1)/(m + 2)), the smoothed share of m labels none (all) of which are
+    truly correct, the smoothing the pilot's q̃ get, and a ``SmallSampleWarning`` says so;
+    the predicted width there, about 2z/m, is that of the Wilson interval of 0 of m
+    (z²/(m + z²)), a little wider than the profile likelihood's. Where J̃ <= 0 the verdicts
+    say nothing about θ: the random option assumes the worst case θ = 1/2 (the
+    ``LowJudgeQualityWarning`` says so). ``random_theta`` holds its planning θ before the
+    smoothing (θ̃, or 1/2), the value to pass to :func:`labels_for_width`, which smooths
+    at the number of labels it plans.
+
     References
     ----------
     Lee et al., Algorithm 1 (Appendix A), Prop. 5.2, eqs. (6)-(7); Fig. 3.
@@ -545,15 +610,19 @@ def allocation_report(
         m, p_hat, q0_pilot, q1_pilot, m_pilot, m0_pilot, m1_pilot
     )
     p_t, test_var, j_t, theta = _plugin(p_hat, q0t, q1t, n, z)
-    _warn_low_j(j_t, q0_pilot, q1_pilot, fallback=design != "random")
+    _warn_low_j(j_t, q0_pilot, q1_pilot, fallback=design != "random", random=design != "stratified")
     a, b = _calib_weights(theta, q0t, q1t)
-    random = None
+    random = random_theta = None
     if design != "stratified":
-        random = _random_option(m, n, theta, q0t, q1t, z)
+        random_theta, boundary = _random_theta(p_t, q0t, q1t, j_t)
+        _warn_theta_boundary(boundary, p_hat, q0t, q1t, m)
+        random = _random_option(m, n, random_theta, q0t, q1t, z)
+        random_theta = scalar_or_array(random_theta)
     if design == "random":
         return AllocationReport(
-            None, None, None, *(scalar_or_array(x) for x in (p_t, q0t, q1t, theta)), random
-        )
+            None, None, None, *(scalar_or_array(x) for x in (p_t, q0t, q1t, theta)), random,
+            random_theta,
+        )  # fmt: skip
 
     alg1 = _algorithm1_m1(m, p_hat, lo0, lo1, kappa)
     exact = np.where(j_t > 0, _exact_m1(m, lo1, m - lo0, a, b), alg1)
@@ -572,6 +641,7 @@ def allocation_report(
         q1_tilde=scalar_or_array(q1t),
         theta_tilde=scalar_or_array(theta),
         random=random,
+        random_theta=random_theta,
     )
 
 
@@ -595,6 +665,7 @@ def _random_option(m, n, theta, q0t, q1t, z) -> AllocationOption:
             f"are drawn from the n judged ones); got m={format_values(mm[bad])} with "
             f"n={format_values(nn[bad])}. Raise n or lower m."
         )
+    theta = _planning_theta(theta, m)
     var = _random_variance(theta, q0t, q1t, m, np.inf if n is None else n)
     m1 = np.round(theta * m)
     length = 2 * z * np.sqrt(var)
@@ -686,7 +757,13 @@ def random_design_variance(theta, q0, q1, labelled, judged=None):
 
 
 def _plan_random(v_star, theta, q0, q1, judged):
-    """Smallest L with V(L) <= v_star; (L, reachable), L = N where not reachable."""
+    """Smallest L with V(L) <= v_star; (L, reachable), L = N where not reachable.
+
+    V is taken at the planning θ of L labels (:func:`_planning_theta`). Where θ itself is
+    inside the smoothing's range at the closed form's L, that L is the answer: fewer labels
+    plan at the same θ or one nearer 1/2, with a larger variance. Elsewhere (θ at or near 0
+    or 1) a bisection over L finds it, V being decreasing in L there too.
+    """
     tv = theta * (1 - theta)
     base = _random_variance(theta, q0, q1, 1.0, np.inf)  # (1 − ρ²) θ(1−θ)
     floor = tv - base  # ρ² θ(1−θ)
@@ -694,8 +771,27 @@ def _plan_random(v_star, theta, q0, q1, judged):
     with np.errstate(divide="ignore", invalid="ignore"):
         need = np.where(room > 0, np.ceil(base / np.where(room > 0, room, 1.0) - 1e-9), np.inf)
     need = np.maximum(need, 1.0)
+    smoothed = _planning_theta(theta, np.where(np.isfinite(need), need, judged)) != theta
+    if smoothed.any():
+        need = np.where(smoothed, _bisect_labels(v_star, theta, q0, q1, judged), need)
     reachable = need <= judged
     return np.where(reachable, need, judged), reachable
+
+
+def _bisect_labels(v_star, theta, q0, q1, judged):
+    """Smallest L in [1, N] with V(L) <= v_star at the planning θ of L; inf where none."""
+
+    def variance(labels):
+        return _random_variance(_planning_theta(theta, labels), q0, q1, labels, judged)
+
+    # θ(1 − θ) <= 1/4 and N >= L give V(L) <= 1/(4L): hi meets the target unless N caps it.
+    hi = np.minimum(judged, np.ceil(0.25 / v_star))
+    lo = np.ones_like(hi)
+    while (lo < hi).any():
+        mid = np.floor((lo + hi) / 2)
+        ok = variance(mid) <= v_star
+        hi, lo = np.where(ok, mid, hi), np.where(ok, lo, mid + 1)
+    return np.where(variance(hi) <= v_star, hi, np.inf)
 
 
 def _plan_stratified(v_star, theta, q0, q1, judged):
@@ -754,8 +850,13 @@ def labels_for_width(
     ``[p(1−p)/n + A/m0 + B/m1]/J² ≤ (w/2z)²`` with A = (1−θ)² q0(1−q0), B = θ² q1(1−q1),
     minimised over the split by m_i ∝ √A, √B (each at least 1); out of reach where the test
     set alone is too wide. Both are large-sample widths at the planning values: with a noisy
-    pilot, plan for a margin. The stratified numbers here use the planning values as they are
-    (no pilot smoothing), unlike :func:`allocation_report`.
+    pilot, plan for a margin. At θ = 0 or 1 the random design's variance is 0, which would
+    promise a zero-width interval from one label; so the random plan for L labels takes θ
+    inside [1/(L + 2), (L + 1)/(L + 2)] (the smoothed share of L labels none or all of which
+    are truly correct; a width of about 2z/L, that of the Wilson interval of 0 of L) and finds
+    the smallest such L by bisection. Away from the boundary this changes nothing. The
+    stratified numbers here use the planning values as they are (no pilot smoothing), unlike
+    :func:`allocation_report`.
 
     Examples
     --------
@@ -767,6 +868,12 @@ def labels_for_width(
     (200, 140, 60, 0.0998)
     >>> labels_for_width(0.10, 0.3, 0.8, 0.9, judged=2000, design="stratified").labels
     693
+
+    A planning θ of 0 does not promise a zero width from one label:
+
+    >>> plan = labels_for_width(0.10, 0.0, 0.8, 0.9, judged=2000)
+    >>> int(plan.labels), round(float(plan.width), 4)
+    (37, 0.0982)
     """
     if design not in PLANNING_DESIGNS:
         raise ValueError(
@@ -793,6 +900,7 @@ def labels_for_width(
     v_star = (width / (2 * z)) ** 2
     if design == "random":
         labels, reachable = _plan_random(v_star, theta, q0, q1, judged)
+        theta = _planning_theta(theta, labels)
         var = _random_variance(theta, q0, q1, labels, judged)
         m1 = np.round(theta * labels)
         m0 = labels - m1

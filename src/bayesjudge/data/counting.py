@@ -49,7 +49,15 @@ from bayesjudge.data.design import (
 from bayesjudge.data.labels import check_positive_held, classify, normalise
 from bayesjudge.data.patterns import ItemQuery, joint_from_frame
 from bayesjudge.data.reading import as_frame, missing_lines
-from bayesjudge.warnings import DesignWarning, MissingLabelWarning
+from bayesjudge.warnings import BayesJudgeWarning, DesignWarning, MissingLabelWarning
+
+#: Systems that judged different items (no id in ``item`` judged for two systems).
+UNPAIRED = (
+    "No item id in column {item!r} was judged for two systems: the systems judged different "
+    "items, so there is nothing to pair; the counts carry no joint verdict table and "
+    "comparisons are unpaired (the systems as independent samples). If they did judge the "
+    "same items, give each item one id across the systems."
+)
 
 
 def _id_key(column: str, dtype, from_file: bool) -> nw.Expr:
@@ -705,7 +713,8 @@ def count_frames(
     ``from_frames``, two frames up); the labels are checked across the tables; the labelling
     design is resolved (one table with a human column; labelled items matched with judged
     items by ``item``: see :mod:`bayesjudge.data.design`) and stored in
-    ``attrs["design"]``; the joint verdict table is counted with ``item``.
+    ``attrs["design"]``; the joint verdict table is counted with ``item`` (none, unpaired
+    counts, when no two systems judged one item).
     """
     _check_options(test, calibration, judge, human, positive, item, repeats)
     design = None if design is None else check_design(design, "design")
@@ -774,7 +783,12 @@ def count_frames(
         return with_cluster_tables(
             ds, clusters, labelled, systems, strata, item, repeats, sources[0].where
         )
-    table, matrix = joint_from_frame(item_query, systems, strata, item)
+    joint = joint_from_frame(item_query, systems, strata, item)
+    if joint is None:  # the systems judged different items: nothing to pair, unpaired counts
+        if int((ds["n"].sum("stratum") > 0).sum()) > 1:  # two systems with unlabelled items
+            warnings.warn(UNPAIRED.format(item=item), BayesJudgeWarning, stacklevel=3)
+        return ds
+    table, matrix = joint
     return ds.assign({JOINT: (JOINT_DIMS, table)}).assign_coords(
         {VERDICT: ((PATTERN, "system"), matrix)}
     )

@@ -19,6 +19,8 @@ import importlib
 import json
 import mmap
 import re
+import unicodedata
+import warnings
 from collections.abc import Iterable
 from pathlib import Path
 from typing import NamedTuple
@@ -27,10 +29,12 @@ import numpy as np
 import pandas as pd
 
 from bayesjudge._text import terminal_safe
-from bayesjudge.data._common import MAX_GROUPS_SHOWN, is_blank
+from bayesjudge.data._common import MAX_GROUPS_SHOWN, is_blank, rows_text
+from bayesjudge.data.labels import classify, normalise
 from bayesjudge.data.reading import as_frame
+from bayesjudge.warnings import BayesJudgeWarning, MissingLabelWarning
 
-__all__ = ["FORMATS", "GoldJoin", "join_gold", "read_table"]
+__all__ = ["FORMATS", "GoldJoin", "check_gold_labels", "join_gold", "read_gold", "read_table"]
 
 #: The formats :func:`read_table` reads (``format=``).
 FORMATS = ("inspect", "lm-eval", "jsonl", "csv", "parquet")
@@ -76,8 +80,10 @@ def _optional(module: str):
 def harness_format(path, format: str | None = None) -> str:
     """Return the format of ``path``: ``format`` if given, else from the suffix (and name).
 
-    A ``.jsonl`` file named ``samples_*`` or whose first line has lm-eval's ``doc_id`` and
-    ``metrics`` keys is an lm-eval sample file; any other ``.jsonl`` is generic JSON Lines.
+    A ``.jsonl`` file whose first line has lm-eval's ``doc_id`` and ``metrics`` keys is an
+    lm-eval sample file, and so is one named ``samples_*`` whose first line is not a JSON
+    object (its reader names the line); any other ``.jsonl`` is generic JSON Lines, whatever
+    its name (an export called ``samples_export.jsonl``).
 
     Examples
     --------
@@ -97,18 +103,23 @@ def harness_format(path, format: str | None = None) -> str:
             f"{sorted(_SUFFIXES)}."
         )
     found = _SUFFIXES[suffix]
-    if found == "jsonl" and (path.name.startswith("samples_") or _looks_like_lm_eval(path)):
-        return "lm-eval"
+    if found == "jsonl":
+        looks = _looks_like_lm_eval(path)
+        if looks or (looks is None and path.name.startswith("samples_")):
+            return "lm-eval"
     return found
 
 
-def _looks_like_lm_eval(path: Path) -> bool:
+def _looks_like_lm_eval(path: Path) -> bool | None:
+    """Whether the first line has lm-eval's keys; None where it is not a JSON object."""
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8-sig") as handle:
             first = json.loads(handle.readline() or "{}")
     except (OSError, ValueError):
-        return False
-    return isinstance(first, dict) and "doc_id" in first and "metrics" in first
+        return None
+    if not isinstance(first, dict):
+        return None
+    return "doc_id" in first and "metrics" in first
 
 
 def read_table(
@@ -156,8 +167,10 @@ def read_table(
         ``metric`` (lm-eval), and the samples' scalar metadata (Inspect) as further columns.
         CSV and Parquet: the table as :meth:`JudgeCounts.from_frames` reads it (CSV as text).
         ``attrs``: ``format``, ``source`` (the path), ``positive`` (the verdict meaning correct
-        where the harness defines one: ``"C"`` for Inspect's CORRECT) and ``unparsed`` (the
-        rows whose verdict is missing or not a binary value, ``{"item (epoch e)": value}``).
+        where the harness defines one: ``"C"`` for Inspect's CORRECT), ``unparsed`` (the
+        rows whose verdict is missing or not a binary value, ``{"item (epoch e)": value}``) and,
+        for JSON Lines, ``keys`` (the file's keys of ``item``, ``judge``, ``system`` and
+        ``epoch``, which :func:`join_gold` also looks for in a gold file).
 
     Raises
     ------
@@ -195,6 +208,7 @@ def read_table(
         frame = _read_lm_eval(path, metric, system)
     elif kind == "jsonl":
         frame = _read_jsonl(path, item=item, judge=judge, system=system, epoch=epoch)
+        frame.attrs["keys"] = {"item": item, "judge": judge, "system": system, "epoch": epoch}
     else:
         frame = as_frame(path, "test").collect().to_pandas()
         frame.attrs.update(format=kind, source=str(path))
@@ -240,26 +254,32 @@ def _unparsed(frame: pd.DataFrame) -> dict[str, object]:
     }
 
 
-def _text_ids(ids, where: str) -> np.ndarray:
+def _text_ids(ids, where: str, what: str = "item ids") -> np.ndarray:
     """Item ids as text (an object array), refusing ids of different types whose text collides.
 
     ``"007"`` and ``7`` stay two ids; ``7`` and ``"7"`` would become one, so they are an error.
+    ``1``, ``1.0`` and ``True`` are three (``"1"``, ``"1.0"``, ``"True"``), never merged by
+    equality. ``what`` names the values in the message (system names are read the same way).
     """
     values = np.asarray(ids, dtype=object) if not isinstance(ids, np.ndarray) else ids
     kind = pd.api.types.infer_dtype(values, skipna=False)
     if kind == "string":
         return values.astype(object)
     if kind == "integer":
-        return _int_text(values.astype(np.int64))
+        if values.dtype.kind == "i":
+            return _int_text(values)
+        # Python ints, some beyond 64 bits (JSON has no limit): an id is text, so no cast
+        return np.array([str(v) for v in values], dtype=object)
     text = np.array([v if isinstance(v, str) else str(v) for v in values], dtype=object)
     seen: dict[str, object] = {}
     for raw, key in zip(values, text, strict=True):
         first = seen.setdefault(key, raw)
         if isinstance(first, str) != isinstance(raw, str):
             raise ValueError(
-                f"{where}: the item ids {first!r} and {raw!r} are different ids (a number "
-                f"and a text) with the same text form {key!r}; bayesjudge keeps item ids "
-                f"as text, so they would merge into one item. Give the items distinct ids."
+                f"{where}: the {what} {_plain(first)!r} and {_plain(raw)!r} are different "
+                f"{what.split()[-1]} (a number and a text) with the same text form {key!r}; "
+                f"bayesjudge keeps {what} as text, so they would merge into one. Write each "
+                f"one way (all text or all numbers), or make them distinct."
             )
     return text
 
@@ -273,16 +293,25 @@ def _int_text(values: np.ndarray) -> np.ndarray:
     return pa.array(values, type=pa.int64()).cast(pa.string()).to_numpy(zero_copy_only=False)
 
 
-def _check_unique(frame: pd.DataFrame, where: str, repeated: np.ndarray | None = None) -> None:
-    """Refuse a (system, item, epoch) that repeats; ``repeated``: its rows, where known."""
+def _check_unique(
+    frame: pd.DataFrame, where: str, repeated: np.ndarray | None = None, fix: str | None = None
+) -> None:
+    """Refuse a (system, item, epoch) that repeats; ``repeated``: its rows, where known.
+
+    ``fix`` says how to tell the rows apart (JSON Lines: the keys of the system and epoch).
+    """
     if repeated is None:
         repeated = frame.duplicated(["system", "item", "epoch"], keep=False).to_numpy()
     if repeated.any():
         shown = _shown(sorted(set(frame.loc[repeated, "item"])))
         raise ValueError(
             f"{where}: item id(s) {shown} appear more than once within one system and epoch "
-            f"({int(repeated.sum())} rows); each verdict needs its own (item, epoch). Number "
-            f"the repeats with an epoch column (epoch=) or give the items distinct ids."
+            f"({int(repeated.sum())} rows); each verdict needs its own (item, epoch). "
+            + (
+                fix
+                or "Number the repeats with an epoch column (epoch=) or give the items "
+                "distinct ids."
+            )
         )
 
 
@@ -348,7 +377,28 @@ def _read_inspect(path: Path, scorer: str | None, system: str | None) -> pd.Data
     if {INSPECT_CORRECT, INSPECT_INCORRECT} & {v for v in values if isinstance(v, str)}:
         frame.attrs["positive"] = INSPECT_CORRECT  # Inspect's CORRECT; numeric scores need none
     _check_unique(frame, where)
+    _warn_unfinished(header, len(summaries), where)
+    frame.attrs["status"] = header.status
     return frame
+
+
+def _warn_unfinished(header, samples: int, where: str) -> None:
+    """Warn of a run that did not finish: which samples it judged is not a random choice."""
+    if header.status in ("success", "started"):
+        return  # "started": a log still being written, read on purpose
+    dataset = getattr(getattr(header.eval, "dataset", None), "samples", None)
+    epochs = getattr(getattr(header.eval, "config", None), "epochs", None) or 1
+    planned = (
+        f" of the {dataset} × {epochs} samples of its dataset" if isinstance(dataset, int) else ""
+    )
+    warnings.warn(
+        f"{where} has status {header.status!r}: the run did not finish, and the log holds "
+        f"{samples}{planned}. The estimate covers the samples judged, which an aborted or "
+        f"failed run does not choose at random (a crash on hard items): finish the run "
+        f"(inspect eval-retry) and read that log.",
+        BayesJudgeWarning,
+        stacklevel=4,
+    )
 
 
 def _score_value(scores, scorer: str, where: str, item: str):
@@ -387,7 +437,8 @@ def _read_lm_eval(path: Path, metric: str | None, system: str | None) -> pd.Data
     if not {"doc_id", "metrics"} <= set(first):
         raise ValueError(
             f"{where} is not an lm-eval sample file: its first line has no 'doc_id' and "
-            f"'metrics' keys (it has {_shown(first, 10)}). Read it with format='jsonl'."
+            f"'metrics' keys (it has {_shown(first, 10)}). Read it as JSON Lines: "
+            f"--test-format jsonl on the command line (format='jsonl' in Python)."
         )
     metrics = list(first["metrics"])
     wanted, _, wanted_filter = (metric or "").partition(",")
@@ -425,11 +476,14 @@ def _read_lm_eval(path: Path, metric: str | None, system: str | None) -> pd.Data
                 f"{where}: every doc_id must be a whole number, as lm-eval writes it; got "
                 f"{_shown([v for v in doc_ids if not isinstance(v, int)])}."
             )
-        doc_ids = doc_ids.astype(np.int64)
+        try:
+            doc_ids = doc_ids.astype(np.int64)
+        except OverflowError:
+            pass  # a doc_id beyond 64 bits: kept as Python ints, written as their text
     name = system if system is not None else _lm_eval_model(path, where)
     frame = pd.DataFrame(
         {
-            "item": _int_text(doc_ids),
+            "item": _text_ids(doc_ids, where),
             "system": str(name),
             "judge": records[wanted][keep],
             "epoch": np.ones(int(keep.sum()), dtype=np.int64),
@@ -471,9 +525,13 @@ def _lm_eval_model(path: Path, where: str) -> str:
 
 
 def _lines(path: Path, where: str):
-    """Yield ``(number, line)`` of a UTF-8 text file (Python's universal newlines)."""
+    """Yield ``(number, line)`` of a UTF-8 text file (Python's universal newlines).
+
+    A byte order mark at the start (Windows tools write one) is dropped, as the CSV reader
+    drops it; one anywhere else stays, and that line is not JSON.
+    """
     try:
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8-sig") as handle:
             yield from enumerate(handle, start=1)
     except UnicodeDecodeError as err:
         raise ValueError(
@@ -489,6 +547,7 @@ def _first_record(path: Path, where: str) -> dict:
 
 
 def _parse_line(line: str, number: int, where: str) -> dict:
+    where = where[:1].lower() + where[1:]  # "The JSON Lines file ...", mid-sentence here
     try:
         record = json.loads(line)
     except ValueError as err:
@@ -707,6 +766,7 @@ def _read_jsonl(path: Path, *, item: str, judge: str, system, epoch) -> pd.DataF
         )
     records = _records(path, (item, judge, system, epoch), where, exact=(item, system, epoch))
     ids = records[item]
+    _refuse_nested_verdicts(records[judge], ids, judge, where, path)
     for key in (item, system):
         values = records[key] if key is not None else None
         if values is not None and values.dtype == object:
@@ -716,35 +776,106 @@ def _read_jsonl(path: Path, *, item: str, judge: str, system, epoch) -> pd.DataF
                     f"{where}: record(s) {_shown((missing + 1).tolist())} have no value for "
                     f"{key!r}; give every verdict its item id and system."
                 )
+    # System names are text as ids are: 1, 1.0 and true stay three systems; 1 and "1" collide.
     names = (
         np.full(ids.size, "all", dtype=object)
         if system is None
-        else np.asarray([str(v) for v in pd.unique(records[system])], dtype=object)[
-            pd.factorize(records[system])[0]
-        ]
+        else _text_ids(records[system], f"{where}, key {system!r} (the system)", "system names")
     )
     frame = pd.DataFrame(
         {
             "item": _text_ids(ids, where),
             "system": names,
             "judge": records[judge],
-            "epoch": _epochs(records[epoch] if epoch else None, ids.size, where),
+            "epoch": _epochs(records[epoch] if epoch else None, ids.size, where, epoch, path),
         }
     )
-    _check_unique(frame, where)
+    keys = [k for k in first if k not in (item, judge, system, epoch)]
+    _check_unique(
+        frame,
+        where,
+        fix=(
+            f"If a key tells the rows apart, name it: the key of the system (system=KEY, "
+            f"--system KEY on the command line) or of the repeat number (epoch=KEY, --repeats "
+            f"KEY); its first record's other keys are {_shown(keys, 20) or 'none'}. Otherwise "
+            f"give the items distinct ids."
+        ),
+    )
     return frame
 
 
-def _epochs(values, size: int, where: str) -> np.ndarray:
+def _refuse_nested_verdicts(verdicts, ids, judge: str, where: str, path: Path) -> None:
+    """Refuse a list or object as a verdict (as :func:`_score_value` does for Inspect)."""
+    if verdicts.dtype != object:
+        return
+    nested = np.flatnonzero([isinstance(v, list | dict) for v in verdicts])
+    if not nested.size:
+        return
+    lines = _line_numbers(path, nested[:MAX_GROUPS_SHOWN])
+    shown = ", ".join(
+        f"item {terminal_safe(repr(str(ids[i])))} (line {n}): "
+        f"{terminal_safe(json.dumps(verdicts[i], default=str))}"
+        for n, i in zip(lines, nested, strict=False)
+    )
+    raise ValueError(
+        f"{where}: the judge key {judge!r} (judge=, --judge on the command line) holds a list "
+        f"or object, not one verdict, on {nested.size} line(s): {shown}. Give every record one "
+        f"verdict (text, a number or true/false)."
+    )
+
+
+#: The largest epoch an int64 column holds.
+_MAX_EPOCH = np.iinfo(np.int64).max
+
+
+def _epochs(values, size: int, where: str, key: str | None, path: Path) -> np.ndarray:
+    """Return the epoch key's values as int64, refusing any not a whole number in 1..2**63-1.
+
+    The message names the key, the lines (blank lines counted) and the values.
+    """
     if values is None:
         return np.ones(size, dtype=np.int64)
     if values.dtype.kind == "i":
-        bad = values[values < 1].tolist()
+        bad = np.flatnonzero(values < 1)
     else:
-        bad = [v for v in values if isinstance(v, bool) or not isinstance(v, int) or v < 1]
-    if bad:
-        raise ValueError(f"{where}: the epoch key must hold whole numbers >= 1; got {_shown(bad)}.")
+        bad = np.flatnonzero(
+            [
+                isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= _MAX_EPOCH
+                for v in values
+            ]
+        )
+    if bad.size:
+        lines = _line_numbers(path, bad[:MAX_GROUPS_SHOWN])
+        shown = ", ".join(
+            f"{'no value' if values[i] is None else repr(_plain(values[i]))} on line {n}"
+            for n, i in zip(lines, bad, strict=False)
+        )
+        more = f", … ({bad.size - len(lines)} more)" if bad.size > len(lines) else ""
+        raise ValueError(
+            f"{where}: the epoch key must hold whole numbers >= 1; got {shown}{more}. The "
+            f"epoch key {key!r} (epoch=, --repeats on the command line) numbers an item's "
+            f"repeated verdicts 1, 2, ... (at most 2**63-1) on every line."
+        )
     return values.astype(np.int64)
+
+
+def _plain(value):
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def _line_numbers(path: Path, records: Iterable[int]) -> list[int]:
+    """Return the line numbers of the given records (0-based, blank lines skipped), in order."""
+    wanted = sorted(int(r) for r in records)
+    out, record = [], -1
+    for number, line in _lines(path, ""):
+        if not line.strip():
+            continue
+        record += 1
+        if record == wanted[len(out)]:
+            out.append(number)
+            if len(out) == len(wanted):
+                break
+    return out
 
 
 # --- gold files ---------------------------------------------------------------------------------
@@ -763,7 +894,13 @@ class GoldJoin(NamedTuple):
 
 
 def join_gold(
-    test, gold, *, item: str = "item", human: str = "human", judge: str = "judge"
+    test,
+    gold,
+    *,
+    item: str = "item",
+    human: str = "human",
+    judge: str = "judge",
+    system: str | None = None,
 ) -> GoldJoin:
     """Join the human labels of a gold file to judged items by item id, for either design.
 
@@ -774,14 +911,21 @@ def join_gold(
         ``epoch``); a path is read with :func:`read_table`.
     gold : pandas.DataFrame or path
         One row per labelled item: the item id (column ``item``) and the human label (column
-        ``human``); a ``system`` column where the log has several systems (the label is about
-        one system's answer), an ``epoch`` column to label the epochs separately, and a
-        ``judge`` column where the labelled items were judged apart from the log (the
-        stratified design). A path is read as text (CSV) or with its stored types (Parquet,
-        JSON Lines); ids are compared as text.
+        ``human``); a system column where the log has several systems (the label is about
+        one system's answer), and a ``judge`` column where the labelled items were judged
+        apart from the log (the stratified design). An ``epoch`` column (whole numbers >= 1)
+        matches the rows to the log's epochs; a label is about the item, so every epoch of a
+        labelled item needs the same label (counting refuses anything else). A path is read
+        as text (CSV) or with its stored types (Parquet, JSON Lines); ids are compared as text.
     item, human, judge : str
         Column names of the item id, the human label and the judge verdict in ``gold`` (and of
-        the item id and verdict in ``test``).
+        the item id and verdict in ``test``). For a JSON Lines log, a gold column named like
+        the log's own key (``read_table(..., item="id")``: ``id``) serves where ``gold`` has
+        no column of the tidy name (``item``); the same for the system, epoch and judge keys.
+    system : str, optional
+        The gold file's column naming the system, matched with the log's ``system`` column (or
+        the column of that name in ``test``). Default: ``system``, else the JSON Lines key the
+        log's systems were read from (``read_table(..., system="model")``: ``model``).
 
     Returns
     -------
@@ -790,15 +934,16 @@ def join_gold(
         one table with a ``human`` column, missing for the unlabelled rows (the random
         labelling design's one-table form), ``calibration`` None. ``design="stratified"`` when
         no labelled item is in the log and the gold file has its own judge column: ``test`` is
-        the log, ``calibration`` the gold rows (without a ``system`` column: one calibration
+        the log, ``calibration`` the gold rows (without a system column: one calibration
         set serving every system of the log).
 
     Raises
     ------
     ValueError
-        A column missing, a labelled key repeated, a gold file without a system column for a
-        log of several systems, labelled items outside the log without a judge column (the
-        message names them), or labelled items partly inside and partly outside the log.
+        A column missing, an epoch that is not a whole number >= 1, a gold file without a
+        system column for a log of several systems, a labelled key repeated, labelled items
+        (or item, epoch pairs) outside the log without a judge column (the message names
+        them), or labelled items partly inside and partly outside the log.
 
     Examples
     --------
@@ -811,7 +956,14 @@ def join_gold(
     ('random', ['yes', nan, 'no'])
     """
     log = read_table(test) if isinstance(test, str | Path) else test.copy()
-    labels = _read_gold(gold)
+    labels = read_gold(gold)
+    labels = labels.rename(columns=_gold_names(log, labels, item, judge, system))
+    system = system or "system"
+    where = (
+        "the gold file"
+        if isinstance(gold, pd.DataFrame)
+        else f"the gold file {terminal_safe(str(gold))!r}"
+    )
     for name, frame, columns in (("test", log, (item, judge)), ("gold", labels, (item, human))):
         absent = [c for c in columns if c not in frame.columns]
         if absent:
@@ -826,56 +978,305 @@ def join_gold(
             f"The gold file has rows without an item id (rows {_shown(rows)}); give every "
             f"labelled row the id of its item."
         )
-    log[item] = _text_column(log[item])
-    labels[item] = _text_column(labels[item])
-    keys = [item] + [c for c in ("system", "epoch") if c in labels.columns and c in log.columns]
+    log[item] = _text_column(log[item], "The test table")
+    labels[item] = _text_column(labels[item], where[0].upper() + where[1:])
+    named = system if system in log.columns else "system"
+    keys = [item] + [c for c in (named, "epoch") if c in labels.columns and c in log.columns]
     if "epoch" in keys:
-        labels["epoch"] = labels["epoch"].astype(np.int64)
+        labels["epoch"] = _gold_epochs(labels["epoch"], where)
+    if named not in keys and named in log.columns and log[named].nunique() > 1:
+        # A separate calibration set (own judge column, no judged item) serves every system.
+        separate = judge in labels.columns and not labels[item].isin(set(log[item])).any()
+        if not separate:
+            others = labels.drop(columns=[c for c in (item, human, judge) if c in labels])
+            raise ValueError(_no_system_column(log[named], others, system, judge, where))
+        _check_once(labels, keys, item, where)
+        return GoldJoin(log, labels, "stratified")
+    _check_once(labels, keys, item, where)
+    judged = pd.MultiIndex.from_frame(log[keys].astype(str).drop_duplicates())
+    inside = pd.MultiIndex.from_frame(labels[keys].astype(str)).isin(judged)
+    if inside.all():
+        _warn_blank_labels(labels, item, human, where)
+        joined = log.merge(
+            labels[[*keys, human]], on=keys, how="left", validate="many_to_one", sort=False
+        )
+        joined.attrs.update(log.attrs, design="random")
+        return GoldJoin(joined, None, "random")
+    outside = _outside(labels.loc[~inside, keys], log, item)
+    shown = ", ".join(outside[:MAX_GROUPS_SHOWN]) + (
+        f", … ({len(outside) - MAX_GROUPS_SHOWN} more)" if len(outside) > MAX_GROUPS_SHOWN else ""
+    )
+    if judge not in labels.columns:
+        raise ValueError(
+            f"{len(outside)} labelled {_key_name(keys, item)} of {where} are not in the log: "
+            f"{shown}. Without a judge column the gold file can only label judged items (random "
+            f"design): check the ids (compared as text: '007' is not '7'), or add the judge's "
+            f"verdicts of these items as a {judge!r} column (stratified design)."
+            + _unicode_twins(labels.loc[~inside, item], log[item])
+        )
+    if inside.any():
+        raise ValueError(
+            f"{int(inside.sum())} labelled item(s) of the gold file are in the log and "
+            f"{len(outside)} are not ({shown}): a mix of the "
+            f"two designs. Label either judged items (random design) or a separate calibration "
+            f"set with its own judge column (stratified design)."
+        )
+    return GoldJoin(log, labels, "stratified")
+
+
+def _gold_names(log: pd.DataFrame, labels: pd.DataFrame, item, judge, system) -> dict:
+    """Rename the gold columns named like a JSON Lines log's keys to the log's column names.
+
+    ``read_table(..., item="id", system="model")`` reads the keys ``id`` and ``model`` into
+    the columns ``item`` and ``system``; a gold file written with the same keys is joined by
+    them where it has no column of the log's name.
+    """
+    read = log.attrs.get("keys") or {}
+    tidy = {"item": item, "judge": judge, "system": system or "system", "epoch": "epoch"}
+    wanted = dict(tidy)
+    if system is None:
+        wanted["system"] = "system" if "system" in labels.columns else read.get("system")
+    elif "system" in log.columns and system not in log.columns:
+        wanted["system"] = system  # the gold's own name of the log's tidy system column
+        tidy["system"] = "system"
+    for role in ("item", "judge", "epoch"):
+        if tidy[role] not in labels.columns:
+            wanted[role] = read.get(role)
+    return {
+        wanted[role]: tidy[role]
+        for role in tidy
+        if wanted[role] is not None
+        and wanted[role] != tidy[role]
+        and wanted[role] in labels.columns
+        and tidy[role] not in labels.columns
+    }
+
+
+def _warn_blank_labels(labels: pd.DataFrame, item: str, human: str, where: str) -> None:
+    """Warn of gold rows with an item id and no label: they join as unlabelled items.
+
+    Every row of a gold file says the item was labelled; a blank label there is a lost one
+    (a skipped item, an export problem), and in the random design which items carry a label
+    must not depend on their truth.
+    """
+    blank = labels[human].map(is_blank).to_numpy()
+    if not blank.any():
+        return
+    rows = np.flatnonzero(blank)
+    shown = ", ".join(
+        f"row {i + 1} (item {labels[item].iloc[i]!r})" for i in rows[:MAX_GROUPS_SHOWN]
+    ) + (f", … ({rows.size - MAX_GROUPS_SHOWN} more)" if rows.size > MAX_GROUPS_SHOWN else "")
+    warnings.warn(
+        f"{rows_text(int(rows.size))} of {where} {'has' if rows.size == 1 else 'have'} an item "
+        f"id but no human label in column {human!r}: {shown}. They are counted as unlabelled "
+        f"judged items; fill in the labels, or delete the rows.",
+        MissingLabelWarning,
+        stacklevel=3,
+    )
+
+
+def _unicode_twins(outside: pd.Series, judged: pd.Series) -> str:
+    """Name gold ids that differ from a judged id only in Unicode form (NFC and NFD café)."""
+    forms = {unicodedata.normalize("NFC", v): v for v in set(judged) if isinstance(v, str)}
+    twins = []
+    for value in dict.fromkeys(outside):
+        twin = forms.get(unicodedata.normalize("NFC", value)) if isinstance(value, str) else None
+        if twin is not None and twin != value:
+            twins.append(f"{value!a} (gold) and {twin!a} (log)")
+    if not twins:
+        return ""
+    return (
+        f" {len(twins)} of them look like a judged id but differ in Unicode form (composed or "
+        f"decomposed accents, shown escaped): {', '.join(twins[:MAX_GROUPS_SHOWN])}; write the "
+        f"ids alike in both files (e.g. normalised to NFC)."
+    )
+
+
+def _check_once(labels: pd.DataFrame, keys: list[str], item: str, where: str) -> None:
     repeated = labels.duplicated(keys, keep=False)
     if repeated.any():
         raise ValueError(
             f"The gold file labels {_shown(sorted(set(labels.loc[repeated, item])))} more than "
             f"once (by {keys}); keep one label per item."
         )
-    if "system" not in keys and "system" in log.columns and log["system"].nunique() > 1:
-        # A separate calibration set (own judge column, no judged item) serves every system.
-        separate = judge in labels.columns and not labels[item].isin(set(log[item])).any()
-        if not separate:
-            raise ValueError(
-                f"The log holds {log['system'].nunique()} systems and the gold file has no "
-                f"'system' column: a label of a judged item is about one system's answer. Add a "
-                f"system column naming the system of each labelled answer (a separate "
-                f"calibration set, with its own {judge!r} column and ids not in the log, serves "
-                f"every system without one)."
-            )
-        return GoldJoin(log, labels, "stratified")
-    judged = pd.MultiIndex.from_frame(log[keys].astype(str).drop_duplicates())
-    inside = pd.MultiIndex.from_frame(labels[keys].astype(str)).isin(judged)
-    if inside.all():
-        joined = log.merge(
-            labels[[*keys, human]], on=keys, how="left", validate="many_to_one", sort=False
-        )
-        joined.attrs.update(log.attrs, design="random")
-        return GoldJoin(joined, None, "random")
-    outside = sorted(set(labels.loc[~inside, item]))
-    if judge not in labels.columns:
-        raise ValueError(
-            f"{len(outside)} labelled item(s) of the gold file are not in the log: "
-            f"{_shown(outside)}. Without a judge column the gold file can only label judged "
-            f"items (random design): check the ids (compared as text: '007' is not '7'), or "
-            f"add the judge's verdicts of these items as a {judge!r} column (stratified design)."
-        )
-    if inside.any():
-        raise ValueError(
-            f"{int(inside.sum())} labelled item(s) of the gold file are in the log and "
-            f"{len(outside)} are not ({_shown(outside)}): a mix of the two designs. Label "
-            f"either judged items (random design) or a separate calibration set with its own "
-            f"judge column (stratified design)."
-        )
-    return GoldJoin(log, labels, "stratified")
 
 
-def _read_gold(gold) -> pd.DataFrame:
+def _gold_epochs(column: pd.Series, where: str) -> np.ndarray:
+    """Return a gold file's epoch column as int64: whole numbers >= 1 (not 1.0), else raise."""
+
+    def epoch(value):
+        value = _plain(value)
+        if isinstance(value, str) and re.fullmatch(r"\s*[0-9]+\s*", value):
+            value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= _MAX_EPOCH:
+            return value
+        return None
+
+    values = [epoch(v) for v in column.tolist()]
+    bad = [i for i, v in enumerate(values) if v is None]
+    if bad:
+        shown = ", ".join(
+            f"row {i + 1}: {'blank' if is_blank(column.iloc[i]) else repr(_plain(column.iloc[i]))}"
+            for i in bad[:MAX_GROUPS_SHOWN]
+        )
+        more = f", … ({len(bad) - MAX_GROUPS_SHOWN} more)" if len(bad) > MAX_GROUPS_SHOWN else ""
+        raise ValueError(
+            f"Column 'epoch' of {where} must hold a whole number >= 1 (an epoch of the log) on "
+            f"every row; {shown}{more}. Fill in the epoch, or drop the column to label the "
+            f"item (a label is about the item: every epoch of it gets the same label)."
+        )
+    return np.asarray(values, dtype=np.int64)
+
+
+def _no_system_column(systems: pd.Series, labels: pd.DataFrame, system, judge, where) -> str:
+    """Return the message for a gold file without a system column (naming a look-alike)."""
+    names = set(systems.astype(str))
+    alike = [
+        c
+        for c in labels.columns
+        if labels[c].notna().any() and set(labels[c].dropna().astype(str)) <= names
+    ]
+    hint = (
+        f" It has {_shown(alike)}, whose values are the log's systems: rename it {system!r} "
+        f"(from Python, or name it with join_gold(..., system={alike[0]!r}))."
+        if alike
+        else ""
+    )
+    return (
+        f"The log holds {systems.nunique()} systems and {where} has no {system!r} column: a "
+        f"label of a judged item is about one system's answer.{hint} Add a system column naming "
+        f"the system of each labelled answer (a separate calibration set, with its own "
+        f"{judge!r} column and ids not in the log, serves every system without one)."
+    )
+
+
+def _key_name(keys: list[str], item: str) -> str:
+    return "item(s)" if keys == [item] else f"({', '.join(keys)}) row(s)"
+
+
+def _outside(rows: pd.DataFrame, log: pd.DataFrame, item: str) -> list[str]:
+    """Labelled keys not in the log, shown as ``'7'`` or ``'7' (epoch 9; item in the log)``."""
+    judged = set(log[item])
+    out = []
+    for row in rows.drop_duplicates().itertuples(index=False):
+        values = dict(zip(rows.columns, row, strict=True))
+        text = repr(values.pop(item))
+        if values:
+            parts = [
+                f"{k} {_plain(v)!r}" if k != "epoch" else f"epoch {v}" for k, v in values.items()
+            ]
+            note = "; the item is in the log" if values and row[0] in judged else ""
+            text += f" ({', '.join(parts)}{note})"
+        out.append(text)
+    return sorted(out)
+
+
+def check_gold_labels(gold, *, human: str = "human", positive=None, log_positive=None) -> None:
+    """Refuse human labels of a gold file that cannot be read as correct/incorrect.
+
+    The counting's own message names the joined table and the labels lowercased; this one
+    names the gold file's column and its values as written, and the option that reads them.
+
+    Parameters
+    ----------
+    gold : pandas.DataFrame or path
+        The gold file (read as :func:`join_gold` reads it).
+    human : str
+        Its column of human labels.
+    positive : scalar or dict, optional
+        The label meaning correct (``--positive``); a dict gives it per column.
+    log_positive : scalar, optional
+        The log's own verdict meaning correct (``read_table(...).attrs["positive"]``: ``"C"``
+        for an Inspect log). Inspect's grades ``C``/``I`` in the gold file are not read as
+        correct/incorrect unasked (a gold file's letters are its authors'); with this given,
+        the message says that ``--positive C`` reads them as the log's verdicts are read.
+
+    Raises
+    ------
+    ValueError
+        Labels outside the vocabulary (yes/no, correct/incorrect, pass/fail, true/false, 1/0)
+        without ``positive``, or not ``positive`` and one other value with it.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> check_gold_labels(pd.DataFrame({"item": ["1", "2"], "human": ["yes", "no"]}))
+    >>> gold = pd.DataFrame({"item": ["1", "2", "3"], "human": ["C", "I", "C"]})
+    >>> check_gold_labels(gold, positive="C")
+    >>> try:
+    ...     check_gold_labels(gold, log_positive="C")
+    ... except ValueError as err:
+    ...     print(str(err).split(": ")[1])
+    'C' (2 rows), 'I' (1 row). Understood without --positive
+    """
+    labels = read_gold(gold)
+    where = (
+        "the gold file"
+        if isinstance(gold, pd.DataFrame)
+        else f"the gold file {terminal_safe(str(gold))!r}"
+    )
+    if human not in labels.columns:
+        return  # join_gold names a missing column
+    if isinstance(positive, dict):
+        positive = positive.get(human)
+    column = labels[human][~labels[human].map(is_blank)]
+    written = column.map(_plain).value_counts(sort=True)
+    distinct: dict = {}
+    for value, rows in written.items():
+        key = normalise(value)
+        distinct[key] = distinct.get(key, 0) + int(rows)
+    try:
+        classify(distinct, human, where, positive)
+    except ValueError:
+        pass
+    else:
+        return
+    shown = ", ".join(f"{_plain(v)!r} ({rows_text(int(c))})" for v, c in written.head(10).items())
+    values = [str(v).strip() for v in written.index]
+    if positive is not None:
+        hint = (
+            f"With --positive {positive} (positive={positive!r} in Python) the column must hold "
+            f"that value and at most one other (meaning incorrect): fix the labels, or the value "
+            f"of --positive."
+        )
+    elif log_positive is not None and set(values) <= {INSPECT_CORRECT, INSPECT_INCORRECT}:
+        hint = (
+            f"They are Inspect's grades, as the log's verdicts are: pass --positive "
+            f"{log_positive} (positive={log_positive!r} in Python) to read {log_positive!r} as "
+            f"correct and the other grade as incorrect, in both files."
+        )
+    elif len(written) == 2:
+        first = _plain(written.index[0])
+        hint = (
+            f"If one value means correct and the other incorrect, pass --positive followed by "
+            f"the one meaning correct (e.g. --positive {first}; positive={first!r} in Python)."
+        )
+    else:
+        hint = (
+            "Fix the labels, or read more than two values as K categories (--categories "
+            "with the judge's verdicts and these labels)."
+        )
+    raise ValueError(
+        f"Column {human!r} of {where} holds labels that are not correct/incorrect: {shown}. "
+        f"Understood without --positive: yes/no, correct/incorrect, pass/fail, true/false, "
+        f"1/0. {hint}"
+    )
+
+
+def read_gold(gold) -> pd.DataFrame:
+    r"""Read a gold file as :func:`join_gold` does: CSV as text, Parquet and JSON Lines typed.
+
+    JSON Lines are read by the log's reader, so ``7`` and ``7.0`` stay apart and a line that is
+    not JSON is named; a DataFrame is copied.
+
+    Examples
+    --------
+    >>> import json, tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "gold.jsonl"
+    >>> _ = path.write_text(json.dumps({"item": 7, "human": "yes"}) + "\n")
+    >>> read_gold(path).values.tolist()
+    [[7, 'yes']]
+    """
     if isinstance(gold, pd.DataFrame):
         return gold.copy()
     path = Path(gold)
@@ -888,6 +1289,6 @@ def _read_gold(gold) -> pd.DataFrame:
     return pd.DataFrame({k: pd.array(v, dtype=object) for k, v in records.items()})
 
 
-def _text_column(column: pd.Series) -> pd.Series:
+def _text_column(column: pd.Series, where: str) -> pd.Series:
     values = column.tolist()
-    return pd.Series(_text_ids(values, "The item ids"), index=column.index, dtype=object)
+    return pd.Series(_text_ids(values, where), index=column.index, dtype=object)

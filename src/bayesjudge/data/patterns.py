@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Mapping
 from typing import Any, NamedTuple
@@ -218,7 +219,8 @@ def _joint_from_items(rows, systems, strata, item_column: str):
     """Count items judged for every system by stratum and verdict pattern.
 
     ``rows`` are ``(system, stratum, item, verdict or None)``. Returns the table
-    (stratum, pattern) and the verdict matrix, in canonical form.
+    (stratum, pattern) and the verdict matrix, in canonical form; None when no two systems
+    share an item (:func:`_judged_apart`).
     """
     if any(is_blank(r[2]) for r in rows):
         missing = sum(is_blank(r[2]) for r in rows)
@@ -259,12 +261,15 @@ def _joint_from_items(rows, systems, strata, item_column: str):
             pattern = "".join("1" if verdicts[s] else "0" for s in systems)
             counter[(t_index[next(iter(item_strata[i]))], pattern)] += 1
     if not counter:
+        if _judged_apart(item_verdicts, systems):
+            return None
         raise ValueError(
             f"No item id in column {item_column!r} has a judge verdict for every system "
             f"({list(systems)!r}), so there is no joint verdict table."
             f"{_why_nothing_shared(item_verdicts, systems)} Check that the item ids name the "
-            f"same item across systems, select the systems that share items first, or omit "
-            f"item= for unpaired counts."
+            f"same item across systems, or select the systems that share items first (for a "
+            f"harness log: one log per group of systems that judged the same items). Counts "
+            f"without item= (a CSV/Parquet --test without --item) are unpaired."
         )
     patterns = sorted({p for _, p in counter}, reverse=True)
     table = np.zeros((len(strata), len(patterns)), dtype=np.int64)
@@ -295,6 +300,18 @@ def _item_rows(query: ItemQuery) -> list[tuple]:
     ]
 
 
+def _flat_sum(terms: list) -> nw.Expr:
+    """Sum Int64 expressions as one horizontal sum (0 when there are none).
+
+    A chain ``a + b + c + …`` nests one level per term, and narwhals' pandas backend
+    evaluates it recursively: some 240 systems (one term each) exceeded Python's recursion
+    limit. ``sum_horizontal`` adds the columns in one flat step on every engine.
+    """
+    if not terms:
+        return nw.lit(0, dtype=nw.Int64)
+    return nw.sum_horizontal(*terms).cast(nw.Int64)
+
+
 def joint_from_frame(query: ItemQuery, systems, strata, item_column: str):
     """Count items judged for every system by stratum and verdict pattern, on the engine.
 
@@ -303,7 +320,8 @@ def joint_from_frame(query: ItemQuery, systems, strata, item_column: str):
     summaries; only the second, small result (one row per stratum and observed pattern,
     plus flags) is collected. If a check fails (missing or repeated item ids, an item in
     several strata, no shared item), the item rows are collected and
-    :func:`_joint_from_items` raises the error that names the offending ids.
+    :func:`_joint_from_items` raises the error that names the offending ids. Returns None
+    (no joint table: unpaired counts) when no two systems judged one item.
     """
     names = query.frame.collect_schema().names()
     system_key, stratum_key = KEY_COLUMN.format("system"), KEY_COLUMN.format("stratum")
@@ -327,10 +345,7 @@ def joint_from_frame(query: ItemQuery, systems, strata, item_column: str):
         flag(is_in(query.correct + query.incorrect)).alias("valid"),
     ]
     if stratum_key in names:
-        index = sum(
-            (flag(nw.col(stratum_key) == t) * j for j, t in enumerate(strata) if j),
-            start=nw.lit(0, dtype=nw.Int64),
-        )
+        index = _flat_sum([flag(nw.col(stratum_key) == t) * j for j, t in enumerate(strata) if j])
         columns.append(index.alias("stratum"))
     else:
         columns.append(nw.lit(0, dtype=nw.Int64).alias("stratum"))
@@ -346,10 +361,7 @@ def joint_from_frame(query: ItemQuery, systems, strata, item_column: str):
     if present:
         for c, code in enumerate(codes):
             chunk = systems[c * CODE_BITS : (c + 1) * CODE_BITS]
-            bits = sum(
-                (flag(nw.col(system_key) == s) * (2**j) for j, s in enumerate(chunk)),
-                start=nw.lit(0, dtype=nw.Int64),
-            )
+            bits = _flat_sum([flag(nw.col(system_key) == s) * (2**j) for j, s in enumerate(chunk)])
             columns.append((bits * correct).alias(code))
         columns += [
             (nw.col(system_key) == s).cast(nw.Int8).alias(name)
@@ -357,46 +369,64 @@ def joint_from_frame(query: ItemQuery, systems, strata, item_column: str):
         ]
     else:
         columns.append(correct.alias(codes[0]))
-    per_item = (
-        query.frame.select(*columns)
-        .group_by(item_key)
-        .agg(
-            nw.len().alias(ROWS_COLUMN),
-            *(nw.col(c).sum() for c in ["missing", "valid", *codes]),
-            nw.col("stratum").min().alias("lo"),
-            nw.col("stratum").max().alias("hi"),
-            *(nw.col(name).max() for name in present),
+    with warnings.catch_warnings():
+        # pandas calls a wide aggregation (one presence column per system) "highly
+        # fragmented": a performance note about narwhals' own intermediate frame.
+        warnings.filterwarnings("ignore", message="DataFrame is highly fragmented")
+        per_item = (
+            query.frame.select(*columns)
+            .group_by(item_key)
+            .agg(
+                nw.len().alias(ROWS_COLUMN),
+                *(nw.col(c).sum() for c in ["missing", "valid", *codes]),
+                nw.col("stratum").min().alias("lo"),
+                nw.col("stratum").max().alias("hi"),
+                *(nw.col(name).max() for name in present),
+            )
         )
-    )
-    distinct = (
-        sum(
-            (nw.col(name).cast(nw.Int64) for name in present),
-            start=nw.lit(0, dtype=nw.Int64),
+        distinct = (
+            _flat_sum([nw.col(name).cast(nw.Int64) for name in present])
+            if present
+            else nw.lit(1, dtype=nw.Int64)
         )
-        if present
-        else nw.lit(1, dtype=nw.Int64)
-    )
-    bad = (
-        (nw.col("missing") > 0) | (nw.col("lo") != nw.col("hi")) | (nw.col(ROWS_COLUMN) > distinct)
-    )
-    shared = flag(~bad & (nw.col("valid") == len(systems)))
-    small = (
-        per_item.select(
-            flag(bad).alias("bad"),
-            shared.alias("shared"),
-            (nw.col("lo") * shared).alias("stratum"),
-            *((nw.col(code) * shared).alias(code) for code in codes),
+        bad = (
+            (nw.col("missing") > 0)
+            | (nw.col("lo") != nw.col("hi"))
+            | (nw.col(ROWS_COLUMN) > distinct)
         )
-        .group_by("bad", "shared", "stratum", *codes)
-        .agg(nw.len().alias(ROWS_COLUMN))
-        .collect()
-        .to_dict(as_series=False)
-    )
+        shared = flag(~bad & (nw.col("valid") == len(systems)))
+        small = (
+            per_item.select(
+                flag(bad).alias("bad"),
+                shared.alias("shared"),
+                (nw.col("lo") * shared).alias("stratum"),
+                *((nw.col(code) * shared).alias(code) for code in codes),
+            )
+            .group_by("bad", "shared", "stratum", *codes)
+            .agg(nw.len().alias(ROWS_COLUMN))
+            .collect()
+            .to_dict(as_series=False)
+        )
     counter: Counter = Counter()
     for i, n_items in enumerate(small[ROWS_COLUMN]):
         if small["shared"][i]:
             bits = "".join(format(int(small[code][i]), f"0{CODE_BITS}b")[::-1] for code in codes)
             counter[(int(small["stratum"][i]), bits[: len(systems)])] += int(n_items)
+    one_type = not isinstance(query.frame.collect_schema()[item_key], nw.Object | nw.Unknown)
+    if not any(small["bad"]) and not counter and one_type:
+        # No item is shared by every system: one more (one-row) query tells whether any item
+        # was judged for two; if none was, the counts are unpaired (_judged_apart) without
+        # collecting the item rows.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message="DataFrame is highly fragmented")
+            multi = (
+                per_item.select(flag(distinct > 1).alias("multi"))
+                .select(nw.col("multi").max())
+                .collect()
+                .to_dict(as_series=False)["multi"]
+            )
+        if not multi or not multi[0]:
+            return None
     if any(small["bad"]) or not counter:
         return _joint_from_items(_item_rows(query), systems, strata, item_column)
     patterns = sorted({p for _, p in counter}, reverse=True)
@@ -404,6 +434,23 @@ def joint_from_frame(query: ItemQuery, systems, strata, item_column: str):
     for (j, p), c in counter.items():
         table[j, patterns.index(p)] += c
     return table, _parse_patterns(patterns, len(systems), systems)
+
+
+def _judged_apart(item_verdicts: Mapping, systems) -> bool:
+    """Return True when no two systems share an item id with a verdict, even compared as text.
+
+    The systems then judged different items (one system; a held-out split per system; or,
+    in the random design, every judged item labelled): there is nothing to pair, and the
+    counts are unpaired, as without ``item=``. Systems that share items with some systems
+    but not with all are refused instead (:func:`_joint_from_items`): the joint table would
+    silently drop every pairing.
+    """
+    seen: dict[str, Any] = {}
+    for i, verdicts in item_verdicts.items():
+        for s in verdicts:
+            if seen.setdefault(str(i), s) != s:
+                return False
+    return True
 
 
 def _why_nothing_shared(item_verdicts: Mapping, systems) -> str:

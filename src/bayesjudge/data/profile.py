@@ -84,6 +84,10 @@ ROLE_NAMES: Mapping[str, tuple[str, ...]] = {
     "repeats": ("epoch", "repeat", "trial", "attempt", "replicate", "run"),
 }  # fmt: skip
 
+#: Inspect's grades in their order, with their values (``inspect_ai.scorer.value_to_float``:
+#: NOANSWER and INCORRECT 0, PARTIAL 0.5, CORRECT 1).
+_INSPECT_SCORES = {"N": 0.0, "I": 0.0, "P": 0.5, "C": 1.0}
+
 #: The ``bayesjudge estimate`` option of each role (the judge's name has none).
 _OPTIONS = {
     "judge": "--judge",
@@ -275,8 +279,10 @@ def _read(table, name: str, format: str | None, keys: Mapping[str, str | None]) 
     """Read a file or dataframe into pandas, as ``bayesjudge estimate`` reads it.
 
     CSV/TSV and Parquet files are read with :func:`as_frame` (CSV as text); other files of
-    the verdicts with :func:`harness.read_table` (``format`` or the suffix says which); a gold
-    file in JSON Lines with pandas, keeping the stored types.
+    the verdicts with :func:`harness.read_table` (``format`` or the suffix says which), with
+    ``keys`` as estimate's options: ``item``, ``judge``, ``system`` and ``repeats`` name the
+    keys of JSON Lines, ``system`` renames an Inspect or lm-eval log's model; a gold file in
+    JSON Lines with :func:`harness.read_gold`, keeping the stored types.
     """
     if not isinstance(table, str | Path):
         frame = as_frame(table, name).collect().to_pandas()
@@ -289,8 +295,14 @@ def _read(table, name: str, format: str | None, keys: Mapping[str, str | None]) 
     if name == "gold":
         if not path.is_file():
             raise FileNotFoundError(f"The gold file {str(path)!r} does not exist.")
-        frame = pd.read_json(path, lines=True, dtype=False)
+        frame = harness.read_gold(path)
         return _Table(name, frame, str(path), kind, str(path), frame)
+    repeats = keys.get("repeats")
+    if kind in ("inspect", "lm-eval") and repeats not in (None, "epoch"):
+        raise ValueError(
+            f"--repeats {repeats}: an {kind} log numbers the repeated verdicts of an item "
+            f"itself (its epochs, counted as repeats); leave out --repeats."
+        )
     frame = harness.read_table(
         path,
         format=kind,
@@ -298,6 +310,8 @@ def _read(table, name: str, format: str | None, keys: Mapping[str, str | None]) 
         judge=keys.get("judge") or "judge",
         scorer=keys.get("scorer"),
         metric=keys.get("metric"),
+        system=keys.get("system"),
+        epoch=repeats if kind == "jsonl" else None,
     )
     return _Table(name, frame, str(path), kind, str(path), frame, frame.attrs.get("positive"))
 
@@ -718,6 +732,7 @@ class _Categories:
     judge_only: list  # verdicts no human label holds
     human_only: list  # human labels the judge never gives
     numeric: bool  # ordered by value (a scale); else sorted alphabetically
+    inspect: bool = False  # Inspect's grades (C, P, I, N), ordered from no answer to correct
 
 
 def _label_sets(tables: list[_Table], troles, groles) -> tuple[dict, dict]:
@@ -756,6 +771,11 @@ def _categorical(tables: list[_Table], troles, groles, positive) -> _Categories 
         return None
     # look-alikes ('1' and '01') are refused by the counting, whose message names them
     categories = infer_categories({**judge, **human}.values())
+    inspect = {str(c) for c in categories} <= set(_INSPECT_SCORES) and {"C", "I"} <= {
+        str(c) for c in categories
+    }
+    if inspect:  # their own order (value_to_float), not the alphabet's
+        categories = sorted(categories, key=lambda c: list(_INSPECT_SCORES).index(str(c)))
     only_judge = set(judge) - set(human) if human else set()
     only_human = set(human) - set(judge)
     return _Categories(
@@ -763,6 +783,7 @@ def _categorical(tables: list[_Table], troles, groles, positive) -> _Categories 
         [c for c in categories if label_key(c) in only_judge],
         [c for c in categories if label_key(c) in only_human],
         all(as_number(c) is not None for c in categories),
+        inspect,
     )
 
 
@@ -816,17 +837,25 @@ def _category_option(categories: list) -> str:
 
 
 def _scores_example(found: _Categories) -> str:
-    """Return an example ``--scores`` (a rubric's own values, else 1 down to 0), quoted."""
-    k = len(found.categories)
-    if found.numeric:
-        values = [float(as_number(c)) for c in found.categories]
-    else:
-        values = [round(1 - i / (k - 1), 2) for i in range(k)]
+    """Return an example ``--scores``, quoted: values only where the labels define them.
+
+    A rubric's own numbers; Inspect's grades their values (``I=0,P=0.5,C=1``, ``N`` no
+    answer 0, as Inspect's ``value_to_float``); other labels a placeholder per category
+    (``A=…``), since no order or value of theirs is known (an alphabetical 1 … 0 would read
+    as a meaningful mapping).
+    """
     texts = [str(c) for c in found.categories]
-    if any(ch in t for t in texts for ch in ",=") or texts[0].lstrip().startswith("{"):
-        text = json.dumps(dict(zip(texts, values, strict=True)), ensure_ascii=False)
+    if found.numeric:
+        values = [f"{float(as_number(c)):g}" for c in found.categories]
+    elif found.inspect:
+        values = [f"{_INSPECT_SCORES[t]:g}" for t in texts]
     else:
-        text = ",".join(f"{t}={v:g}" for t, v in zip(texts, values, strict=True))
+        values = ["…"] * len(texts)
+    if any(ch in t for t in texts for ch in ",=") or texts[0].lstrip().startswith("{"):
+        shown = [v if v == "…" else float(v) for v in values]
+        text = json.dumps(dict(zip(texts, shown, strict=True)), ensure_ascii=False)
+    else:
+        text = ",".join(f"{t}={v}" for t, v in zip(texts, values, strict=True))
     return shlex.quote(text)
 
 
@@ -836,6 +865,12 @@ def _category_note(found: _Categories, named: bool) -> str:
     shown = ", ".join(repr(c) for c in found.categories)
     if found.numeric:
         order = "ordered by value"
+    elif found.inspect:
+        order = (
+            "Inspect's grades, ordered from incorrect to correct: N no answer, I incorrect, P "
+            "partial, C correct"
+            + ("; the next command names the order with --categories" if named else "")
+        )
     else:
         order = (
             "sorted alphabetically, an order of no meaning; the next command names it with "
@@ -929,19 +964,20 @@ def _gold_design(test: _Table, gold: _Table, troles, groles) -> _Design:
             "the gold file has no verdicts of its own and the files share no item-id column, "
             "so its labels cannot be matched with the judged items",
         )
-    keys = [troles["system"]] if "system" in troles and troles["system"] in gold.frame else []
+    # the system column of each file (a JSON Lines log's key may name the gold's: "model")
+    both_systems = "system" in troles and "system" in groles
+    keys = [troles["system"]] if both_systems else []
     file_ids = test.path is not None and gold.path is not None
 
-    def ids(table: _Table, column: str, rows) -> set:
+    def ids(table: _Table, column: str, rows, system: str | None) -> set:
         frame = table.frame[rows] if rows is not None else table.frame
         frame = frame[~_blank(frame[column])]
-        parts = [frame[k].map(plain_value) for k in keys] + [
-            frame[column].map(lambda v: _id(v, file_ids))
-        ]
+        parts = [frame[system].map(plain_value)] if system is not None else []
+        parts.append(frame[column].map(lambda v: _id(v, file_ids)))
         return set(zip(*parts, strict=True))
 
-    judged = ids(test, troles["item"], None)
-    marked = ids(gold, groles["item"], labelled)
+    judged = ids(test, troles["item"], None, troles["system"] if both_systems else None)
+    marked = ids(gold, groles["item"], labelled, groles["system"] if both_systems else None)
     both = judged & marked
     overlap = {
         "key": [*keys, troles["item"]],
@@ -1372,8 +1408,13 @@ def profile_table(
     >>> [q.code for q in p.problems]
     ['one_class']
     """
-    log_keys = {"item": item, "judge": judge, "scorer": scorer, "metric": metric}
-    tables = [_read(test, "test", format, log_keys)]
+    log_keys = {
+        "item": item, "judge": judge, "scorer": scorer, "metric": metric, "system": system,
+        "repeats": repeats,
+    }  # fmt: skip
+    read, reading, read_problems, names = _read_test(test, format, log_keys)
+    tables = [read]
+    item, judge, system, repeats = (names[r] for r in ("item", "judge", "system", "repeats"))
     if gold is not None:
         # A log's own positive verdict (Inspect's "C") reads a gold file's verdicts too, as
         # estimate's join of the two does.
@@ -1395,6 +1436,9 @@ def profile_table(
         gold_columns = _assign(_profile_columns(tables[1]), gold_given, "gold", inherited)
         columns += gold_columns
         groles = _roles(gold_columns, "gold")
+    graded = _gold_grades(tables, groles) if positive is None else None
+    if graded is not None:
+        positive = tables[0].positive  # the next command passes it: --positive C
     labels = [
         lab
         for t, r in zip(tables, (troles, groles), strict=False)
@@ -1411,16 +1455,19 @@ def profile_table(
         problems = [p for p in _label_problems(labels, positive) if p.code == "missing_verdicts"]
         problems += _category_problems(found_k, troles, groles, tables)
     items, item_problems = _items(tables[0], troles)
-    problems += item_problems
+    problems += item_problems + ([graded] if graded is not None else [])
+    problems += read_problems
     design = (
         _one_table(tables[0], troles) if gold is None else _gold_design(*tables, troles, groles)
     )
     problems += design.problems
     problems += _role_problems(tables, troles, groles, design)
+    continuous = _not_a_verdict(tables[0], troles)
+    if continuous is not None:  # says more than "no column looks like a verdict"
+        problems = [continuous, *(p for p in problems if p.code != "no_verdict_column")]
     plan = _plan(
         tables[0], tables[1] if gold is not None else None, troles, groles, design.name,
-        positive, {"test-format": format, "scorer": scorer, "metric": metric},
-        repeated=bool(items and items["repeated"]), categories=found_k,
+        positive, reading, repeated=bool(items and items["repeated"]), categories=found_k,
     )  # fmt: skip
     counts = None
     if "judge" in troles and not any(p.severity == "error" for p in problems):
@@ -1465,6 +1512,132 @@ def profile_table(
         else (_category_note(found_k, plan.argv is not None), *plan.notes),
         categories=None if found_k is None else tuple(found_k.categories),
     )
+
+
+def _gold_grades(tables: list[_Table], groles) -> Problem | None:
+    """Return a note where the gold file's human labels are Inspect's grades (as the log's).
+
+    estimate reads a gold file's ``C``/``I`` as correct/incorrect only with ``--positive C``
+    (the letters of a gold file are its authors'); the next command passes it, and says so.
+    """
+    positive = tables[0].positive
+    if len(tables) < 2 or positive != harness.INSPECT_CORRECT or "human" not in groles:
+        return None
+    column = tables[1].frame[groles["human"]]
+    values = {str(v).strip() for v in column[~_blank(column)].unique()}
+    if not values or not values <= {harness.INSPECT_CORRECT, harness.INSPECT_INCORRECT}:
+        return None
+    return Problem(
+        "gold_inspect_grades",
+        "note",
+        f"The gold file's human labels (column {groles['human']!r}) are Inspect's grades "
+        f"{', '.join(repr(v) for v in sorted(values))}, as the log's verdicts are; estimate "
+        f"reads them as correct/incorrect only with --positive {positive} ('C' correct, 'I' "
+        f"incorrect, in both files), so the next command passes it.",
+    )
+
+
+def _read_test(test, format, keys: dict) -> tuple[_Table, dict, list[Problem], dict]:
+    """Read the verdict file as estimate does (:func:`_read`).
+
+    Return it, the next command's options that read it so, the reader's problems (its
+    warnings, keys no option reads) and the columns of the given item, judge, system and
+    repeats in the table read: a log's options name its keys (JSON Lines) or rename its model,
+    and the tidy table read with them has the columns item, judge, system and epoch.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")  # a log's own warnings (a run that did not finish)
+        table = _read(test, "test", format, keys)
+    reading = {"test-format": format, "scorer": keys["scorer"], "metric": keys["metric"]}
+    problems = _unread_keys(table, keys)
+    problems += [Problem("reading_warning", "warning", str(w.message)) for w in caught]
+    names = {role: keys[role] for role in ("item", "judge", "system", "repeats")}
+    if table.format in harness.HARNESS_FORMATS:
+        reading.update(_log_options(table.format, keys))
+        tidy = {"item": "item", "judge": "judge", "system": "system", "repeats": "epoch"}
+        names = {role: name and tidy[role] for role, name in names.items()}
+    return table, reading, problems, names
+
+
+def _unread_keys(table: _Table, keys: Mapping[str, str | None]) -> list[Problem]:
+    """Return notes of JSON Lines keys named like a system or a repeat number, not read.
+
+    estimate reads one system ``all`` and one verdict per item unless --system and
+    --repeats name the keys, as the profile does; a key named ``model`` or ``epoch`` is
+    likely meant, so the note gives the option.
+    """
+    if table.format != "jsonl" or table.path is None:
+        return []
+    with open(table.path, encoding="utf-8-sig") as handle:
+        line = next((x for x in handle if x.strip()), "{}")
+    try:
+        first = json.loads(line)
+    except ValueError:
+        return []
+    out = []
+    for role, option in (("system", "--system"), ("repeats", "--repeats")):
+        if keys.get(role) is not None or not isinstance(first, dict):
+            continue
+        hit = next((k for k in first if _key(k) in ROLE_NAMES[role]), None)
+        if hit is not None and hit not in (keys.get("item"), keys.get("judge")):
+            what = "the system" if role == "system" else "the repeat number of an item"
+            out.append(
+                Problem(
+                    "unread_key",
+                    "note",
+                    f"The JSON Lines records have a key {hit!r}, named like {what}, which "
+                    f"is not read without {option} {shlex.quote(hit)} (as in estimate): "
+                    f"{'one system, all' if role == 'system' else 'one verdict per item'}. "
+                    f"Profile again with {option} {shlex.quote(hit)} if that is what it holds.",
+                )
+            )
+    return out
+
+
+def _not_a_verdict(table: _Table, troles) -> Problem | None:
+    """Return an error where a log's verdict column holds a continuous score (lm-eval's f1).
+
+    A log's reader makes the ``judge`` column from the metric or scorer chosen; many distinct
+    numbers, some not whole, are a score to threshold or a metric to change, not a verdict.
+    """
+    if table.format not in harness.HARNESS_FORMATS or "judge" in troles:
+        return None
+    if "judge" not in table.frame.columns:
+        return None
+    values = pd.to_numeric(table.frame["judge"].dropna(), errors="coerce")
+    distinct = values.dropna().unique()
+    if values.isna().any() or len(distinct) <= _LABEL_MAX or (distinct % 1 == 0).all():
+        return None
+    frame = table.frame
+    source = {
+        "lm-eval": f"the metric {frame['metric'].iloc[0]!r}" if "metric" in frame else "",
+        "inspect": f"the scorer {frame['scorer'].iloc[0]!r}" if "scorer" in frame else "",
+    }.get(table.format) or "the verdict key"
+    option = {"lm-eval": "--metric", "inspect": "--scorer"}.get(table.format, "--judge")
+    return Problem(
+        "verdict_not_binary",
+        "error",
+        f"The verdicts of {table.source!r} ({source}) are not verdicts: {len(distinct)} "
+        f"distinct numbers between {distinct.min():g} and {distinct.max():g}. Choose one with "
+        f"two values (correct/incorrect, e.g. 0/1) with {option}, or threshold the score "
+        f"into a verdict first.",
+    )
+
+
+def _log_options(kind: str, keys: Mapping[str, str | None]) -> dict:
+    """Return the next command's options that read a log as the profile read it.
+
+    JSON Lines: the keys of the item, the verdict, the system and the repeat number
+    (defaults left out); Inspect and lm-eval: ``--system``, the name given to the model.
+    """
+    if kind != "jsonl":
+        return {"system": keys.get("system")}
+    defaults = {"item": "item", "judge": "judge", "system": None, "repeats": None}
+    return {
+        option: keys.get(option)
+        for option, default in defaults.items()
+        if keys.get(option) not in (None, default)
+    }
 
 
 def _profile_columns(table: _Table) -> list[Column]:

@@ -10,9 +10,11 @@ figure as PNG.
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -39,6 +41,7 @@ __all__ = [
     "mcse_mean",
     "mcse_proportion",
     "point_rngs",
+    "probe_folder",
     "progress_bar",
     "spawn_rngs",
     "staged_folder",
@@ -347,8 +350,10 @@ class StudyResult:
         """Write ``NAME.csv``, ``NAME.nc``, ``NAME.json`` (settings) and ``NAME.png``.
 
         The four files are written together (:func:`staged_folder`): into a hidden staging
-        folder first, then moved into ``out_dir`` (created if missing), replacing files of the
-        same names. A failure or Ctrl-C while writing leaves ``out_dir`` as it was.
+        folder beside ``out_dir`` first, which then takes its place (created if missing;
+        other files of an existing ``out_dir`` are kept, files of the same names replaced).
+        A failure or Ctrl-C while writing leaves ``out_dir`` as it was: never some new files
+        beside old ones.
 
         Parameters
         ----------
@@ -395,16 +400,21 @@ def staged_folder(out_dir) -> Iterator[Path]:
     """Yield an empty staging folder whose files land in ``out_dir`` only if the block succeeds.
 
     For writers of several files that belong together (a study's table, settings and figure;
-    a report and its figures). When ``out_dir`` does not exist, the staging folder is made
-    beside it and renamed to ``out_dir`` in one step; otherwise it is made inside ``out_dir``
-    and its files are moved in, each with one rename that replaces a file of the same name.
-    On any exception, ``KeyboardInterrupt`` included, the staging folder is removed and
-    ``out_dir`` is left as it was (a missing ``out_dir`` is not created).
+    a report and its figures): ``out_dir`` ends up with either all of the new files or, after
+    an exception (``KeyboardInterrupt`` included), exactly what it held before, never a mix.
+    The staging folder is made beside ``out_dir`` (inside it where its parent is not
+    writable, or where ``out_dir`` holds the current folder). When ``out_dir`` does not exist,
+    the staging folder is renamed to ``out_dir`` in one step. When it exists, the staged files
+    are moved in one by one, each file they replace kept aside and put back if a later step
+    fails or is interrupted; the other entries of ``out_dir`` are left alone, and a folder
+    whose name a new file would take is refused before anything moves (it is not a file of
+    ours to replace).
 
     Parameters
     ----------
     out_dir : str or path-like
-        The destination folder; its missing parent folders are created at the end.
+        The destination folder; its missing parent folders are created first (and left if
+        the block fails). A symbolic link to a folder is followed: its target is written.
 
     Yields
     ------
@@ -420,27 +430,125 @@ def staged_folder(out_dir) -> Iterator[Path]:
     >>> sorted(p.name for p in out.iterdir())
     ['table.csv']
     """
-    out = Path(out_dir).expanduser()
-    fresh = not out.exists()
-    if fresh:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
-        umask = os.umask(0)
-        os.umask(umask)
-        staging.chmod(0o777 & ~umask)  # mkdtemp's 0o700 would become out_dir's mode
-    else:
-        staging = Path(tempfile.mkdtemp(prefix=".bayesjudge-", suffix=".tmp", dir=out))
+    out = _destination(out_dir)
+    staging, beside = _make_staging(out)
     try:
         yield staging
-        if fresh and not out.exists():
+        if beside and not out.exists():
             staging.rename(out)
-            return
-        for item in sorted(staging.iterdir()):
-            os.replace(item, out / item.name)
-        staging.rmdir()
+        else:
+            _move_in(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+
+
+def probe_folder(out_dir) -> None:
+    """Do, then undo, what :func:`staged_folder` does first, so a folder it cannot use fails now.
+
+    Creates the missing parent folders and ``out_dir``'s staging folder where
+    :func:`staged_folder` would (``os.access`` alone misses read-only or special file
+    systems, names that are too long, and runs as root), then removes all it made. Call it
+    before long work whose result goes to ``out_dir``.
+
+    Parameters
+    ----------
+    out_dir : str or path-like
+        The destination folder.
+
+    Raises
+    ------
+    OSError
+        Where a folder cannot be created; ``filename`` names it.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> base = pathlib.Path(tempfile.mkdtemp())
+    >>> probe_folder(base / "new" / "results")
+    >>> list(base.iterdir())
+    []
+    """
+    out = _destination(out_dir)
+    made = []
+    try:
+        missing = [p for p in (out.parent, *out.parent.parents) if not p.exists()]
+        for folder in reversed(missing):
+            folder.mkdir()
+            made.append(folder)
+        staging, _ = _make_staging(out)
+        staging.rmdir()
+    finally:
+        for folder in reversed(made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _destination(out_dir) -> Path:
+    """``out_dir`` as an absolute path, a link to a folder replaced by its target."""
+    out = Path(out_dir).expanduser()
+    if out.is_symlink() and out.is_dir():
+        return Path(os.path.realpath(out))
+    return Path(os.path.abspath(out))
+
+
+def _make_staging(out: Path) -> tuple[Path, bool]:
+    """Return (staging folder, whether it is beside ``out``) — beside where possible."""
+    if not out.exists():
+        out.parent.mkdir(parents=True, exist_ok=True)
+        mode = 0o777 & ~_umask()  # mkdtemp's 0o700 would become out_dir's mode
+    elif out.resolve() in (here := Path.cwd().resolve(), *here.parents):
+        # Renaming the current folder aside would leave this process in the removed one.
+        return Path(tempfile.mkdtemp(prefix=".bayesjudge-", suffix=".tmp", dir=out)), False
+    else:
+        mode = stat.S_IMODE(out.stat().st_mode)
+    try:
+        # The name cut short: a folder name near the length limit must still fit.
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name[:64]}.", suffix=".tmp", dir=out.parent))
+    except OSError:
+        if not out.exists():
+            raise
+        return Path(tempfile.mkdtemp(prefix=".bayesjudge-", suffix=".tmp", dir=out)), False
+    staging.chmod(mode)
+    return staging, True
+
+
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _link_or_copy(source, target) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
+def _move_in(staging: Path, out: Path) -> None:
+    """Move the staged files into ``out`` one by one, undoing every move if one fails."""
+    names = sorted(item.name for item in staging.iterdir())
+    for name in names:
+        if (out / name).is_dir() and not (out / name).is_symlink():
+            raise IsADirectoryError(errno.EISDIR, "a folder is in the way", str(out / name))
+    aside = Path(tempfile.mkdtemp(prefix=".bayesjudge-old-", suffix=".tmp", dir=out))
+    try:
+        for name in names:
+            if (out / name).exists() or (out / name).is_symlink():
+                os.replace(out / name, aside / name)
+            os.replace(staging / name, out / name)
+    except BaseException:
+        for name in names:
+            if (aside / name).exists() or (aside / name).is_symlink():
+                os.replace(aside / name, out / name)
+            elif not (staging / name).exists():
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(out / name)
+        raise
+    finally:
+        shutil.rmtree(aside, ignore_errors=True)
+    staging.rmdir()
 
 
 def mcse_proportion(share: np.ndarray, reps: int) -> np.ndarray:

@@ -182,26 +182,52 @@ def _exact(data, alpha, design):
 
 
 def _bayes_random(data, alpha, rng, options):
-    population = _exact(data, alpha, "random")
-    out = {"population": population}
+    mask = _one_label(data)
+    kept = _kept(data, mask)
+    out = {"population": _fill(mask, _exact(kept, alpha, "random") if kept else None)}
     if options["test_set"]:
-        counts = [data[key] for key in _COUNTS]
-        post = exact_draws(*counts, size=options["draws"], rng=rng, design="random")
-        theta_test = test_set_theta_draws(
-            post["theta"], post["q0"], post["q1"], data["k"], data["n"], data["m0"], data["m1"],
-            design="random", rng=rng,
-        )  # fmt: skip
-        lower, upper = np.quantile(theta_test, [alpha / 2, 1 - alpha / 2], axis=0)
-        out["test-set"] = (np.median(theta_test, axis=0), lower, upper)
-    return out, np.zeros(data["k"].size, dtype=bool)
+        test_set = None
+        if kept:
+            counts = [kept[key] for key in _COUNTS]
+            post = exact_draws(*counts, size=options["draws"], rng=rng, design="random")
+            theta_test = test_set_theta_draws(
+                post["theta"], post["q0"], post["q1"], kept["k"], kept["n"], kept["m0"],
+                kept["m1"], design="random", rng=rng,
+            )  # fmt: skip
+            lower, upper = np.quantile(theta_test, [alpha / 2, 1 - alpha / 2], axis=0)
+            test_set = (np.median(theta_test, axis=0), lower, upper)
+        out["test-set"] = _fill(mask, test_set)
+    return out, mask
 
 
 def _bayes_stratified(data, alpha, rng, options):
-    return {"population": _exact(data, alpha, "stratified")}, np.zeros(data["k"].size, bool)
+    mask = _one_label(data)
+    kept = _kept(data, mask)
+    return {"population": _fill(mask, _exact(kept, alpha, "stratified") if kept else None)}, mask
 
 
 def _one_label(data):
     return (data["m0"] == 0) | (data["m1"] == 0)
+
+
+# The exact engine refuses m0 = 0 or m1 = 0 (q0 or q1 left to its prior, which it does not
+# integrate accurately); such replications (small θ or m, θ at 0 or 1) are undefined for the
+# Bayesian estimators, scored as ½ with [0, 1] and counted in ``undefined_share``, as the
+# closed forms' are, rather than aborting the study.
+def _kept(data, mask):
+    """Return the replications not in ``mask`` (every array of ``data``); None if none is left."""
+    if mask.all():
+        return None
+    return {key: value[~mask] for key, value in data.items()}
+
+
+def _fill(mask, result):
+    """Spread (estimate, lower, upper) of the kept replications back; ½, [0, 1] elsewhere."""
+    out = (np.full(mask.size, 0.5), np.zeros(mask.size), np.ones(mask.size))
+    if result is not None:
+        for full, part in zip(out, result, strict=True):
+            full[~mask] = part
+    return out
 
 
 def _undefined(mask, estimate, lower, upper):
@@ -340,11 +366,12 @@ def run(
         Table with dims ``(n, m, q0, q1, sample, theta, estimand, estimator)`` and variables
         ``bias`` (mean estimate - truth), ``coverage``, ``length`` (mean interval length, in
         [0, 1]), each with ``<name>_mcse``, and ``undefined_share`` (replications where the
-        estimator had no answer and was scored as ½ with [0, 1]: one label only for PPI++ and
-        Lang–Reiczigel, a non-unique MLE for the likelihood). The truth is θ for
-        ``estimand="population"`` and the realised test-set share for ``"test-set"`` (of the
-        ``n + m`` judged items of the random sample, of the ``n`` test items of the stratified
-        one). ``attrs`` hold the settings, ``goals`` (JSON of
+        estimator had no answer and was scored as ½ with [0, 1]: labelled items of one human
+        label only (m0 = 0 or m1 = 0) for PPI++, Lang–Reiczigel and the two Bayesian
+        estimators, whose exact engine needs both, a non-unique MLE for the likelihood). The
+        truth is θ for ``estimand="population"`` and the realised test-set share for
+        ``"test-set"`` (of the ``n + m`` judged items of the random sample, of the ``n`` test
+        items of the stratified one). ``attrs`` hold the settings, ``goals`` (JSON of
         :func:`goals`) and ``seconds`` (wall time per estimator).
 
     Examples
