@@ -17,6 +17,7 @@ import pytest
 
 import bayesjudge as bj
 from bayesjudge._text import fmt_interval, fmt_number
+from bayesjudge.cli._common import cli_words
 from bayesjudge.data import CategoricalCounts
 
 PREFERENCE = ["A", "tie", "B"]
@@ -717,7 +718,7 @@ def test_item_ids_match_labelled_items_among_the_judged(run_cli, tmp_path):
     assert counts.design == "random"
     assert int(counts.test.sum()) == 40 and int(counts.calibration.sum()) == 20  # once each
     # The CLI shows the same warning as one line.
-    assert err == f"bayesjudge: warning: {caught[0].message}\n"
+    assert err == f"bayesjudge: warning: {cli_words(str(caught[0].message))}\n"
     payload = json.loads(out)
     assert payload["settings"]["design"] == "random"
     _check_against_api(payload, bj.estimate(counts), ["A", "B", "tie"])

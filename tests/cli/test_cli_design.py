@@ -99,7 +99,7 @@ def test_one_table_declared_stratified_is_one_error_line(tmp_path, run_cli, one_
     code, _, err = run_cli(["estimate", "--test", path, "--design", "stratified"])
     assert code == 2
     line = one_error_line(err)
-    assert "80 human-labelled rows" in line and "design='random'" in line
+    assert "80 human-labelled rows" in line and "--design random" in line and "design='" not in line
 
 
 @pytest.mark.parametrize("value", ["Random", "both"])

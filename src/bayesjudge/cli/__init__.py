@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from bayesjudge._text import terminal_safe
 from bayesjudge._version import __version__
 from bayesjudge.cli import allocate, compare, demo, estimate, fit, profile, report, study
-from bayesjudge.cli._common import PROGRESS, WRITTEN, UsageError
+from bayesjudge.cli._common import PROGRESS, WRITTEN, UsageError, cli_words
 from bayesjudge.warnings import BayesJudgeWarning
 
 __all__ = ["main"]
@@ -184,7 +184,7 @@ def _warning_printer(verbose: bool = False):
             return
         seen.add((category, text))
         if ours:
-            print(f"bayesjudge: warning: {terminal_safe(text)}", file=sys.stderr)
+            print(f"bayesjudge: warning: {terminal_safe(cli_words(text))}", file=sys.stderr)
         else:
             formatted = warnings.formatwarning(message, category, filename, lineno, "")
             sys.stderr.write(terminal_safe(formatted.rstrip("\n")) + "\n")
@@ -194,7 +194,7 @@ def _warning_printer(verbose: bool = False):
 
 def _error(message: str, prefix: str = "bayesjudge: error:") -> None:
     """Print ``message`` as one line on stderr, control characters in names escaped."""
-    text = " ".join(str(message).split("\n")).strip()
+    text = cli_words(" ".join(str(message).split("\n")).strip())
     print(f"{prefix} {terminal_safe(text)}", file=sys.stderr)
 
 

@@ -92,6 +92,34 @@ def resolve_calibration_model(value, counts, flag: str, dims=("system", "stratum
     return value, None, None
 
 
+#: Python spellings in the library's messages and their command-line options, in the order
+#: applied (the longer phrase first).
+CLI_WORDS = (
+    ("design='stratified' was passed", "--design stratified was given"),
+    ("design='stratified'", "--design stratified"),
+    ("design='random'", "--design random"),
+    ("(or leave design out)", "(or leave --design out)"),
+    ("as calibration= and the unlabelled rows as test=",
+     "with --calibration and the unlabelled rows with --test"),
+)  # fmt: skip
+
+
+def cli_words(text: str) -> str:
+    """Return a library message with its design options spelled as on the command line.
+
+    The data layer serves Python and the command line alike and names its arguments
+    (``design='random'``); a message reaching the terminal names the option instead.
+
+    Examples
+    --------
+    >>> cli_words("design='stratified' was passed, ...; pass design='random'.")
+    '--design stratified was given, ...; pass --design random.'
+    """
+    for python, option in CLI_WORDS:
+        text = text.replace(python, option)
+    return text
+
+
 def show_progress_for(args) -> bool:
     """Resolve ``--progress/--no-progress`` (None: a terminal, not CI or tests) and note it."""
     shown = show_progress(args.progress)
