@@ -112,6 +112,12 @@ def as_frame(table, table_name: str):
                 f"the path of a .csv, .tsv, .parquet or .pq file (for a folder of Parquet "
                 f"files, pass pl.scan_parquet('folder/*.parquet') or a DuckDB relation)."
             )
+        if path.exists() and not path.is_file():
+            raise ValueError(
+                f"{_file_label(path, table_name, start=True)} is not a regular file (a device, "
+                f"pipe or socket, e.g. /dev/null or a shell's <(...)): the table is read more "
+                f"than once, so save it to a .csv, .tsv or .parquet file first."
+            )
         if not path.is_file():
             raise FileNotFoundError(f"The {table_name} file {str(path)!r} does not exist.")
         suffix = path.suffix.lower()
