@@ -406,6 +406,20 @@ def _label_sources(args, tables: _Tables) -> dict[str, str]:
     return {"judge": test, "human": f"column {terminal_safe(repr(tables.human))} of {source}"}
 
 
+def _label_roles(tables: _Tables) -> list[tuple[str, object, dict[str, str]]]:
+    """Return (table name, table, {role: column}) of every label column that is read.
+
+    The judge column of both tables, the human column of the calibration table (of the test
+    table when it is the one table of the random design).
+    """
+    if tables.calibration is None:
+        return [("test", tables.test, {"judge": tables.judge, "human": tables.human})]
+    return [
+        ("test", tables.test, {"judge": tables.judge}),
+        ("calibration", tables.calibration, {"judge": tables.judge, "human": tables.human}),
+    ]
+
+
 def _label_census(tables: _Tables, found: dict[str, dict]) -> dict[str, dict]:
     """Per role and label key (of ``found``): the number of rows and up to 5 item ids.
 
@@ -413,13 +427,7 @@ def _label_census(tables: _Tables, found: dict[str, dict]) -> dict[str, dict]:
     item column. Called only to word an error, so it may read every row.
     """
     census: dict[str, dict] = {role: {} for role in found}
-    roles = [("test", tables.test, {"judge": tables.judge})]
-    if tables.calibration is None:
-        roles[0][2]["human"] = tables.human
-    else:
-        roles.append(
-            ("calibration", tables.calibration, {"judge": tables.judge, "human": tables.human})
-        )
+    roles = _label_roles(tables)
     for name, table, columns in roles:
         frame = as_frame(table, name)
         present = frame.collect_schema().names()
@@ -470,7 +478,7 @@ def _refuse_nested_labels(log: LogTables, args) -> None:
 
     A JSON Lines record may hold ``"judge": [1]``; counting (and reading numbers from the
     gold file) groups the label columns, which a list cannot be. The message names the key,
-    the file, the items and, for a JSON Lines --test, the lines.
+    the file and the items (a JSON Lines --test is refused with its lines by the reader).
     """
     gold = f"--gold {terminal_safe(str(args.gold))}" if args.gold is not None else None
     checks = [
@@ -486,13 +494,9 @@ def _refuse_nested_labels(log: LogTables, args) -> None:
         rows = [i for i, v in enumerate(values) if isinstance(v, list | dict)]
         if not rows:
             continue
-        item_key = getattr(args, "item", None) or "item"
-        lines = _nested_lines(args.test, key, item_key) if where.startswith("--test") else {}
         items = [str(frame[log.item].iloc[i]) for i in rows[:5]]
         shown = [
-            f"item {terminal_safe(repr(item))}"
-            + (f" (line {lines[item]})" if item in lines else "")
-            + f": {terminal_safe(json.dumps(values[i], default=str))}"
+            f"item {terminal_safe(repr(item))}: {terminal_safe(json.dumps(values[i], default=str))}"
             for item, i in zip(items, rows, strict=False)
         ]
         more = f"; … ({len(rows) - 5} more)" if len(rows) > 5 else ""
@@ -503,27 +507,6 @@ def _refuse_nested_labels(log: LogTables, args) -> None:
             f"true/false), or name the key holding it with "
             f"{'--judge' if key == args.judge else '--human'}."
         )
-
-
-def _nested_lines(path, key: str, item: str) -> dict[str, int]:
-    """Item id (as text) -> line number (from 1) of JSON Lines records whose ``key`` is nested.
-
-    Matched by item id, as the rows may have been reordered by the join with --gold.
-    """
-    if str(path).lower().rsplit(".", 1)[-1] not in ("jsonl", "ndjson"):
-        return {}
-    lines: dict[str, int] = {}
-    try:
-        with open(path, encoding="utf-8-sig") as handle:
-            for number, line in enumerate(handle, start=1):
-                record = json.loads(line) if line.strip() else None
-                if isinstance(record, dict) and isinstance(record.get(key), list | dict):
-                    lines.setdefault(str(record.get(item)), number)
-                    if len(lines) == _SHOWN:
-                        break
-    except (OSError, ValueError):  # the reader accepted the file: lines are a courtesy only
-        return lines
-    return lines
 
 
 def _numeric_gold(log: LogTables, human: str) -> LogTables:
@@ -662,13 +645,7 @@ def _label_values(tables: _Tables) -> tuple[dict, dict]:
     is left to the counting's own message. The two roles are kept apart: binary tables may
     write verdicts as yes/no and labels as 1/0.
     """
-    roles = [("test", tables.test, {"judge": tables.judge})]
-    if tables.calibration is None:
-        roles[0][2]["human"] = tables.human
-    else:
-        roles.append(
-            ("calibration", tables.calibration, {"judge": tables.judge, "human": tables.human})
-        )
+    roles = _label_roles(tables)
     found: dict = {"judge": {}, "human": {}}
     for name, table, columns in roles:
         frame = as_frame(table, name)

@@ -144,17 +144,17 @@ def parse_seed(text: str) -> int:
     return value
 
 
-def parse_whole(example: str):
-    """Return an argparse type for a whole number >= 0 of any size (the library bounds it)."""
+def parse_whole(example: str, low: int = 0):
+    """Return an argparse type for a whole number >= ``low`` of any size (the library bounds it)."""
 
     def parse(text: str) -> int:
         try:
             value = int(text)
         except ValueError:
             value = None
-        if value is None or value < 0:
+        if value is None or value < low:
             raise argparse.ArgumentTypeError(
-                f"must be a whole number >= 0 written in digits, e.g. {example}; got {text!r}"
+                f"must be a whole number >= {low} written in digits, e.g. {example}; got {text!r}"
             )
         return value
 

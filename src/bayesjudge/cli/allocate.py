@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import argparse
 import json
 
 import pandas as pd
 
-from bayesjudge.cli._common import UsageError, ci_label, parse_unit
+from bayesjudge.cli._common import UsageError, ci_label, parse_unit, parse_whole
 from bayesjudge.core import allocation
 
 #: The parameters of ``allocation_report`` / ``labels_for_width`` and the options that give them.
@@ -28,44 +27,23 @@ _ALLOCATE_OPTIONS = {
 _STRATIFIED = ("symmetric", "algorithm1", "exact")
 
 
-def _positive_whole(example: str):
-    """Return an argparse type for a whole number >= 1 of any size (the library bounds it).
-
-    Every count of ``allocate`` must be at least 1, so the parser says so rather than
-    accepting 0 and leaving the library to refuse it.
-    """
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if value is None or value < 1:
-            raise argparse.ArgumentTypeError(
-                f"must be a whole number >= 1 written in digits, e.g. {example}; got {text!r}"
-            )
-        return value
-
-    return parse
-
-
 def add_parser(subparsers) -> None:
     """Add the ``allocate`` command to ``subparsers``."""
     alloc = subparsers.add_parser(
         "allocate", help="plan human labels: split a calibration budget, or labels for a width"
     )
     alloc.add_argument(
-        "--budget", type=_positive_whole("200"), required=True, help="total human labels m"
+        "--budget", type=parse_whole("200", low=1), required=True, help="total human labels m"
     )
     alloc.add_argument("--p-hat", type=float, required=True, help="share judged correct on test")
     alloc.add_argument("--q0", type=float, required=True, help="pilot specificity estimate")
     alloc.add_argument("--q1", type=float, required=True, help="pilot sensitivity estimate")
     alloc.add_argument(
-        "--m-pilot", type=_positive_whole("10"), default=10, help="pilot items per label (10)"
+        "--m-pilot", type=parse_whole("10", low=1), default=10, help="pilot items per label (10)"
     )
     alloc.add_argument(
         "--n",
-        type=_positive_whole("5000"),
+        type=parse_whole("5000", low=1),
         default=None,
         help="items the judge grades (the test set; default: infinite)",
     )
